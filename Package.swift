@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+// The pure-Swift MP4 toolkit: an ISO-BMFF demuxer/muxer and an audio extractor.
+// No package dependencies, by design.
+import PackageDescription
+
+let package = Package(
+    name: "mp4-toolkit",
+    products: [
+        .library(name: "ISOBMFF", targets: ["ISOBMFF"]),
+        .library(name: "AudioRemux", targets: ["AudioRemux"]),
+        .executable(name: "extract-audio", targets: ["extract-audio"]),
+    ],
+    targets: [
+        // Box parsing and writing over abstract byte sources and sinks; no file I/O.
+        .target(name: "ISOBMFF"),
+        // The few Linux system calls Glibc's Swift overlay does not expose.
+        .target(name: "CSystem"),
+        // Track selection, sample tables, planning and streaming the output file.
+        .target(name: "AudioRemux", dependencies: ["ISOBMFF", "CSystem"]),
+        // The command-line tool.
+        .executableTarget(name: "extract-audio", dependencies: ["AudioRemux"]),
+        .testTarget(name: "ISOBMFFTests", dependencies: ["ISOBMFF"]),
+        .testTarget(name: "AudioRemuxTests", dependencies: ["AudioRemux", "ISOBMFF"]),
+        .testTarget(name: "ExtractAudioCLITests", dependencies: ["extract-audio"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

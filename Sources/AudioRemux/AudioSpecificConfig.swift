@@ -1,0 +1,74 @@
+/// The MPEG-4 AudioSpecificConfig (ISO/IEC 14496-3 § 1.6.2.1): the AAC decoder
+/// configuration stored in `esds`. Only the fields needed to describe the stream are read.
+public struct AudioSpecificConfig: Sendable, Equatable {
+    /// 2 is AAC LC, 5 SBR (HE-AAC), 29 PS (HE-AAC v2), 23 LD, 39 ELD, …
+    public var audioObjectType: Int
+    /// The core sampling frequency in Hz.
+    public var samplingFrequency: Int
+    /// 0 means "defined in a program config element".
+    public var channelConfiguration: Int
+    /// The SBR output frequency when SBR is signalled explicitly.
+    public var extensionSamplingFrequency: Int?
+
+    static let frequencies = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+
+    public init(parsing bytes: [UInt8]) throws {
+        var bits = BitReader(bytes)
+        func objectType() throws -> Int {
+            let type = try bits.read(5)
+            return type == 31 ? 32 + (try bits.read(6)) : type
+        }
+        func frequency() throws -> Int {
+            let index = try bits.read(4)
+            if index == 0xF { return try bits.read(24) }
+            guard index < Self.frequencies.count else { throw BitReader.Invalid() }
+            return Self.frequencies[index]
+        }
+        audioObjectType = try objectType()
+        samplingFrequency = try frequency()
+        channelConfiguration = try bits.read(4)
+        extensionSamplingFrequency = nil
+        if audioObjectType == 5 || audioObjectType == 29 {
+            extensionSamplingFrequency = try frequency()
+            audioObjectType = try objectType()
+        }
+    }
+
+    /// The number of channels, or nil when a program config element defines them.
+    public var channelCount: Int? {
+        switch channelConfiguration {
+        case 1...6: channelConfiguration
+        case 7, 12, 14: 8
+        case 11: 7
+        case 13: 24
+        default: nil
+        }
+    }
+
+    /// Object types of the AAC family that an M4A carries as `mp4a`.
+    public var isAAC: Bool {
+        [1, 2, 3, 4, 5, 6, 7, 17, 19, 20, 22, 23, 29, 39, 42].contains(audioObjectType)
+    }
+}
+
+/// Reads big-endian bit fields, throwing when the bytes run out.
+struct BitReader {
+    struct Invalid: Error {}
+    let bytes: [UInt8]
+    var position = 0
+
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    mutating func read(_ count: Int) throws -> Int {
+        var value = 0
+        for _ in 0..<count {
+            let index = position >> 3
+            guard index < bytes.count else { throw Invalid() }
+            value = value << 1 | Int((bytes[index] >> (7 - UInt8(position & 7))) & 1)
+            position += 1
+        }
+        return value
+    }
+}

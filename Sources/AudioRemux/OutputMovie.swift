@@ -1,0 +1,148 @@
+import ISOBMFF
+
+/// The planned output file: `ftyp`, then `moov` (faststart: always before the media data),
+/// then the header of the `mdat` whose payload is the samples, copied in order.
+///
+/// The layout is computed before anything is written: the sample tables are rebuilt for
+/// the output's own chunks, and `moov` is sized first so the chunk offsets can point past it
+/// (with `co64` only when an offset needs more than 32 bits).
+struct OutputMovie {
+    var fileType: [UInt8]
+    var movieBox: [UInt8]
+    var mediaDataHeader: [UInt8]
+    var payloadSize: UInt64
+
+    /// Output chunks hold at most this many bytes of samples.
+    static let chunkByteLimit: UInt64 = 1 << 20
+
+    static let fileTypeBox = FileTypeBox(majorBrand: .m4a, minorVersion: 0x200,
+                                         compatibleBrands: [.m4a, .mp42, .isom])
+
+    /// - Parameters:
+    ///   - entries: the output's sample entries; `entryIndex` maps an input `stsd` index
+    ///     (1-based) to its 1-based index among them.
+    ///   - addAACRoll: write the AAC roll-recovery group (-1) when the input has none.
+    init(movie: Movie, track: Track, table: SampleTable, entries: [[UInt8]], entryIndex: [UInt32: UInt32],
+         addAACRoll: Bool) throws {
+        // Output chunks: consecutive samples up to chunkByteLimit, split where the entry changes.
+        var chunkSamples: [(count: UInt32, entry: UInt32)] = []
+        var chunkStarts: [UInt64] = []
+        var position: UInt64 = 0
+        var chunkBytes: UInt64 = 0
+        let sizes = table.boxes.sampleSizes
+        table.forEachChunk { chunk in
+            let entry = entryIndex[chunk.sampleDescriptionIndex] ?? 1
+            for sample in chunk.firstSample..<(chunk.firstSample + chunk.sampleCount) {
+                let size = UInt64(sizes.size(ofSample: sample))
+                if let last = chunkSamples.last, last.entry == entry, chunkBytes + size <= Self.chunkByteLimit
+                    || chunkBytes == 0
+                {
+                    chunkSamples[chunkSamples.count - 1].count += 1
+                    chunkBytes += size
+                } else {
+                    chunkSamples.append((1, entry))
+                    chunkStarts.append(position)
+                    chunkBytes = size
+                }
+                position += size
+            }
+            return true
+        }
+        var runs: [SampleToChunkBox.Entry] = []
+        for (i, chunk) in chunkSamples.enumerated() {
+            if let last = runs.last, last.samplesPerChunk == chunk.count, last.sampleDescriptionIndex == chunk.entry {
+                continue
+            }
+            runs.append(.init(firstChunk: UInt32(i + 1), samplesPerChunk: chunk.count,
+                              sampleDescriptionIndex: chunk.entry))
+        }
+
+        let media = track.mediaHeader
+        let movieTimescale = movie.header.timescale
+        guard movieTimescale > 0, media.timescale > 0 else {
+            throw RemuxError(.invalidInput, "\(track.path): the movie or media timescale is 0")
+        }
+        var trackDuration: UInt64
+        if let edits = track.editList, !edits.entries.isEmpty {
+            trackDuration = edits.entries.reduce(UInt64(0)) { total, entry in
+                let (sum, overflow) = total.addingReportingOverflow(entry.segmentDuration)
+                return overflow ? UInt64.max : sum
+            }
+        } else {
+            trackDuration = rescale(media.duration, from: media.timescale, to: movieTimescale) ?? UInt64.max
+        }
+        if trackDuration == UInt64.max {
+            throw RemuxError(.invalidInput, "\(track.path): the track's duration does not fit in 64 bits")
+        }
+
+        var movieHeader = movie.header
+        movieHeader.duration = trackDuration
+        movieHeader.nextTrackID = 2
+        var trackHeader = track.header
+        trackHeader.trackID = 1
+        trackHeader.duration = trackDuration
+        trackHeader.flags |= TrackHeaderBox.enabledFlag | TrackHeaderBox.inMovieFlag
+        trackHeader.width = 0
+        trackHeader.height = 0
+
+        var groupDescriptions = table.boxes.sampleGroupDescriptions
+        var sampleToGroups = table.boxes.sampleToGroups
+        if addAACRoll && !groupDescriptions.contains(where: { $0.groupingType == .roll }) {
+            groupDescriptions.append(.aacRoll)
+            sampleToGroups.append(SampleToGroupBox(groupingType: .roll, entries: [
+                .init(sampleCount: UInt32(table.sampleCount), groupDescriptionIndex: 1),
+            ]))
+        }
+
+        func buildMovieBox(firstChunkOffset: UInt64) -> [UInt8] {
+            var w = BoxWriter(capacity: 4096 + table.sampleCount * 4 + chunkStarts.count * 8)
+            w.box(.moov) { moov in
+                movieHeader.write(to: &moov)
+                moov.box(.trak) { trak in
+                    trackHeader.write(to: &trak)
+                    if let edits = track.editList {
+                        trak.box(.edts) { edts in edits.write(to: &edts) }
+                    }
+                    trak.box(.mdia) { mdia in
+                        media.write(to: &mdia)
+                        HandlerBox(handlerType: .soun, name: "SoundHandler").write(to: &mdia)
+                        mdia.box(.minf) { minf in
+                            SoundMediaHeaderBox(balance: track.soundMediaHeader?.balance ?? 0).write(to: &minf)
+                            minf.box(.dinf) { dinf in DataReferenceBox.selfContained.write(to: &dinf) }
+                            minf.box(.stbl) { stbl in
+                                SampleDescriptionBox(entries: entries.map { .init(format: .mp4a, bytes: $0) })
+                                    .write(to: &stbl)
+                                table.boxes.timeToSample.write(to: &stbl)
+                                table.boxes.compositionOffsets?.write(to: &stbl)
+                                table.boxes.syncSamples?.write(to: &stbl)
+                                SampleToChunkBox(entries: runs).write(to: &stbl)
+                                sizes.write(to: &stbl)
+                                ChunkOffsetBox(offsets: chunkStarts.map { $0 + firstChunkOffset }).write(to: &stbl)
+                                for box in groupDescriptions { box.write(to: &stbl) }
+                                for box in sampleToGroups { box.write(to: &stbl) }
+                            }
+                        }
+                    }
+                }
+            }
+            return w.bytes
+        }
+
+        fileType = Self.fileTypeBox.serialized
+        payloadSize = table.totalSampleBytes
+        mediaDataHeader = MediaDataHeader.bytes(payloadSize: payloadSize)
+        // The moov size depends on stco versus co64, which depends on the offsets, which
+        // depend on the moov size: iterate until the size is stable (at most twice more).
+        var box = buildMovieBox(firstChunkOffset: 0)
+        while true {
+            let dataStart = UInt64(fileType.count + box.count + mediaDataHeader.count)
+            let next = buildMovieBox(firstChunkOffset: dataStart)
+            if next.count == box.count {
+                box = next
+                break
+            }
+            box = next
+        }
+        movieBox = box
+    }
+}

@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ISOBMFF
+
+/// A regular file opened read-only, read with `pread`. Owns its descriptor, so it is a
+/// class and not `Sendable`.
+public final class InputFile: ByteSource {
+    let descriptor: Int32
+    public let path: String
+    public let length: UInt64
+    let identity: FileIdentity
+
+    public init(path: String) throws {
+        let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else {
+            throw RemuxError(.cannotOpenInput, "cannot open \(path): \(errorText(errno))")
+        }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            let code = errno
+            close(fd)
+            throw RemuxError(.cannotOpenInput, "cannot read \(path): \(errorText(code))")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw RemuxError(.cannotOpenInput, "\(path) is not a regular file")
+        }
+        descriptor = fd
+        self.path = path
+        length = UInt64(status.st_size)
+        identity = FileIdentity(status)
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws {
+        var done = 0
+        while done < buffer.count {
+            guard let position = off_t(exactly: offset + UInt64(done)), let base = buffer.baseAddress else {
+                throw RemuxError(.ioError, "read past the largest file offset in \(path)")
+            }
+            let count = retryingOnInterrupt { pread(descriptor, base + done, buffer.count - done, position) }
+            if count < 0 {
+                throw RemuxError(.ioError, "cannot read \(path) at byte \(position): \(errorText(errno))")
+            }
+            if count == 0 {
+                throw RemuxError(.ioError, "\(path) ended at byte \(position) while being read: "
+                                 + "the file shrank or was replaced")
+            }
+            done += count
+        }
+    }
+
+    /// Tells the kernel that `length` bytes at `offset` will be read soon, so a cold read
+    /// becomes one sequential read-ahead instead of many small seeks.
+    func willNeed(offset: UInt64, length: UInt64) {
+        #if os(Linux)
+        guard let start = off_t(exactly: offset), let count = off_t(exactly: length) else { return }
+        _ = posix_fadvise(descriptor, start, count, POSIX_FADV_WILLNEED)
+        #endif
+    }
+}

@@ -1,0 +1,131 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CSystem
+
+/// A new file written beside its destination under a temporary name, then published
+/// atomically: either the complete file appears at the destination, or nothing does.
+///
+/// The temporary name is `.NAME.extract-audio-PID-RANDOM.tmp`, hidden and recognisable, so a
+/// file left by a killed process is easy to spot and never mistaken for output.
+final class OutputFile {
+    let destination: String
+    let temporaryPath: String
+    private var descriptor: Int32
+    private var slot: Int?
+    private var isFinished = false
+    /// Bytes written so far.
+    private(set) var position: UInt64 = 0
+
+    /// Creates the temporary file. Fails with `.destinationExists` if `destination` exists
+    /// and `overwrite` is false (checked again, atomically, when publishing).
+    init(destination: String, overwrite: Bool) throws {
+        if !overwrite && FileIdentity(path: destination) != nil {
+            throw RemuxError(.destinationExists, "\(destination) already exists (use --overwrite to replace it)")
+        }
+        let directory = directoryName(of: destination)
+        let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let path = (directory == "." && !destination.hasPrefix("./") ? "" : directory + "/")
+            + ".\(baseName(of: destination)).extract-audio-\(getpid())-\(random).tmp"
+        let fd = retryingOnInterrupt { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+        guard fd >= 0 else {
+            let code = errno
+            var status = stat()
+            let reason = stat(directory, &status) != 0 ? "the directory \(directory) does not exist"
+                : "cannot create a file in \(directory): \(errorText(code))"
+            throw RemuxError(.cannotCreateOutput, "cannot write \(destination): \(reason)")
+        }
+        self.destination = destination
+        temporaryPath = path
+        descriptor = fd
+        slot = TemporaryFiles.register(path)
+    }
+
+    deinit {
+        discard()
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var done = 0
+        while done < bytes.count {
+            guard let base = bytes.baseAddress else { return }
+            let count = retryingOnInterrupt { systemWrite(descriptor, base + done, bytes.count - done) }
+            guard count > 0 else {
+                let code = count < 0 ? errno : ENOSPC
+                throw RemuxError(.ioError, "cannot write \(destination): \(errorText(code))")
+            }
+            done += count
+        }
+        position += UInt64(bytes.count)
+    }
+
+    func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+
+    /// Flushes the data to disk, closes the file and moves it to the destination.
+    ///
+    /// Without `overwrite` the move never replaces a file that appeared meanwhile:
+    /// `renameat2(RENAME_NOREPLACE)`, or `link` then `unlink` where the file system lacks it.
+    func publish(overwrite: Bool) throws {
+        guard fsync(descriptor) == 0 else {
+            throw RemuxError(.ioError, "cannot flush \(destination) to disk: \(errorText(errno))")
+        }
+        close(descriptor)
+        descriptor = -1
+        if overwrite {
+            guard rename(temporaryPath, destination) == 0 else {
+                throw RemuxError(.cannotCreateOutput, "cannot replace \(destination): \(errorText(errno))")
+            }
+        } else {
+            try moveWithoutReplacing()
+        }
+        isFinished = true
+        TemporaryFiles.unregister(slot)
+        slot = nil
+        syncDirectory()
+    }
+
+    private func moveWithoutReplacing() throws {
+        if csystem_rename_noreplace(temporaryPath, destination) == 0 { return }
+        var code = errno
+        if code == ENOSYS || code == EINVAL || code == ENOTSUP {
+            // No RENAME_NOREPLACE here: a hard link also fails if the destination exists.
+            if link(temporaryPath, destination) == 0 {
+                unlink(temporaryPath)
+                return
+            }
+            code = errno
+        }
+        if code == EEXIST {
+            throw RemuxError(.destinationExists, "\(destination) was created by someone else while extracting; "
+                             + "it was left untouched")
+        }
+        throw RemuxError(.cannotCreateOutput, "cannot create \(destination): \(errorText(code))")
+    }
+
+    private func syncDirectory() {
+        let fd = open(directoryName(of: destination), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+
+    /// Closes and removes the temporary file unless it was published.
+    func discard() {
+        if descriptor >= 0 {
+            close(descriptor)
+            descriptor = -1
+        }
+        if !isFinished {
+            unlink(temporaryPath)
+            isFinished = true
+        }
+        TemporaryFiles.unregister(slot)
+        slot = nil
+    }
+}

@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The text of an `errno` value, such as "No space left on device".
+func errorText(_ code: Int32) -> String {
+    guard let text = strerror(code) else { return "error \(code)" }
+    return String(cString: text)
+}
+
+/// Calls `body` again while it fails with EINTR.
+func retryingOnInterrupt<T: BinaryInteger>(_ body: () -> T) -> T {
+    while true {
+        let result = body()
+        if result == -1 && errno == EINTR { continue }
+        return result
+    }
+}
+
+/// The directory part of a path ("." when it has none).
+func directoryName(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    let directory = path[..<slash]
+    return directory.isEmpty ? "/" : String(directory)
+}
+
+/// The last component of a path.
+func baseName(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return path }
+    return String(path[path.index(after: slash)...])
+}
+
+/// Identity of a file on disk, to tell whether two paths name the same file.
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+
+    init(_ status: stat) {
+        device = UInt64(truncatingIfNeeded: status.st_dev)
+        inode = UInt64(truncatingIfNeeded: status.st_ino)
+    }
+
+    /// The identity of the file at `path`, or nil when there is none.
+    init?(path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        self.init(status)
+    }
+}
+
+/// `write(2)`, under a name that methods called `write` do not shadow.
+func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, buffer, count)
+}

@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// The temporary output files in progress, so that a signal handler can remove them.
+///
+/// ``removeAll()`` is async-signal-safe: it reads an atomic bit set and calls `unlink` on
+/// paths kept in memory allocated once, never freed. Up to 64 files in progress are tracked;
+/// beyond that a file is still removed on every ordinary error path.
+public enum TemporaryFiles {
+    static let slotCount = 64
+    static let pathCapacity = Int(PATH_MAX) + 1
+    /// One bit per slot: set while the slot holds the path of a file in progress.
+    static let active = Atomic<UInt64>(0)
+    /// Slots taken (including ones being filled); guarded so two threads never share one.
+    static let taken = Mutex<UInt64>(0)
+    // Allocated once and never freed, so a signal handler can read it at any time.
+    nonisolated(unsafe) static let paths = UnsafeMutablePointer<CChar>.allocate(capacity: slotCount * pathCapacity)
+
+    /// Records `path`; returns its slot, or nil when the path is too long or all are taken.
+    static func register(_ path: String) -> Int? {
+        let utf8 = Array(path.utf8CString)
+        guard utf8.count <= pathCapacity else { return nil }
+        let slot: Int? = taken.withLock { bits in
+            guard bits != UInt64.max else { return nil }
+            let free = (~bits).trailingZeroBitCount
+            bits |= 1 << UInt64(free)
+            return free
+        }
+        guard let slot else { return nil }
+        let destination = paths + slot * pathCapacity
+        utf8.withUnsafeBufferPointer { source in
+            for (i, byte) in source.enumerated() { destination[i] = byte }
+        }
+        active.bitwiseOr(1 << UInt64(slot), ordering: .releasing)
+        return slot
+    }
+
+    static func unregister(_ slot: Int?) {
+        guard let slot else { return }
+        active.bitwiseAnd(~(1 << UInt64(slot)), ordering: .releasing)
+        taken.withLock { bits in bits &= ~(1 << UInt64(slot)) }
+    }
+
+    /// Removes every temporary file in progress. Safe to call from a signal handler.
+    public static func removeAll() {
+        let bits = active.load(ordering: .acquiring)
+        guard bits != 0 else { return }
+        for slot in 0..<slotCount where bits & (1 << UInt64(slot)) != 0 {
+            unlink(paths + slot * pathCapacity)
+        }
+    }
+}

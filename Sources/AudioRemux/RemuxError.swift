@@ -1,0 +1,49 @@
+import ISOBMFF
+
+/// Why an extraction failed. ``code`` is stable (programs and tests match on it); the
+/// message is one line for a person, naming the file, box path and byte offset when the
+/// input is at fault.
+public struct RemuxError: Error, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// The input's boxes or sample tables are malformed (see ``parseError``).
+        case invalidInput
+        /// The input ends early: a box or the sample data runs past the end of the file.
+        case truncatedInput
+        /// The input cannot be opened or is not a regular file.
+        case cannotOpenInput
+        /// The input has no audio track, or not the one asked for.
+        case noAudioTrack
+        /// The audio codec cannot be copied into an M4A (yet).
+        case unsupportedCodec
+        /// The input uses a feature this version cannot extract from (fragments, external
+        /// data references, encryption).
+        case unsupportedInput
+        /// The destination exists and overwriting was not asked for.
+        case destinationExists
+        /// The destination's directory is missing or not writable.
+        case cannotCreateOutput
+        /// Input and output name the same file.
+        case sameFile
+        /// Reading or writing failed (disk full, I/O error, the input changed meanwhile).
+        case ioError
+    }
+
+    public let code: Code
+    public let message: String
+    /// The parser's error, with box path and offset, when the input is malformed.
+    public let parseError: ISOBMFFError?
+
+    public init(_ code: Code, _ message: String, parseError: ISOBMFFError? = nil) {
+        self.code = code
+        self.message = message
+        self.parseError = parseError
+    }
+
+    /// Wraps a parser error: truncation gets its own code, everything else is invalid input.
+    init(_ error: ISOBMFFError) {
+        let truncated = error.code == .truncated
+        self.init(truncated ? .truncatedInput : .invalidInput, error.description, parseError: error)
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,40 @@
+#define _GNU_SOURCE
+#include "CSystem.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+int csystem_rename_noreplace(const char *from, const char *to) {
+#if defined(__linux__) && defined(SYS_renameat2)
+    return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+#else
+    (void)from;
+    (void)to;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+ssize_t csystem_copy_file_range(int in, off_t *in_offset, int out, size_t length) {
+#if defined(__linux__) && defined(SYS_copy_file_range)
+    loff_t offset = *in_offset;
+    ssize_t copied = syscall(SYS_copy_file_range, in, &offset, out, NULL, length, 0);
+    if (copied > 0) *in_offset = offset;
+    return copied;
+#else
+    (void)in;
+    (void)in_offset;
+    (void)out;
+    (void)length;
+    errno = ENOSYS;
+    return -1;
+#endif
+}

@@ -1,0 +1,117 @@
+/// An audio sample entry: ISO's `AudioSampleEntry` (ISO/IEC 14496-12 § 12.2.3) or a
+/// QuickTime sound sample description of version 0, 1 or 2 (QuickTime File Format, "Sound
+/// Sample Descriptions"), with its child boxes.
+///
+/// For AAC the codec configuration sits in an `esds` child, or, in QuickTime files, in an
+/// `esds` inside a `wave` box; ``elementaryStreamDescriptor`` finds it in either place.
+public struct AudioSampleEntry: Sendable, Equatable {
+    public var format: FourCC
+    public var dataReferenceIndex: UInt16
+    /// 0 in ISO files; 1 or 2 for QuickTime's extended sound descriptions.
+    public var version: UInt16
+    public var channelCount: UInt16
+    public var sampleSize: UInt16
+    /// The sample rate field (16.16); QuickTime version 2 puts it in ``sampleRateV2``.
+    public var sampleRate: UInt32
+    /// QuickTime version 2's 64-bit float sample rate.
+    public var sampleRateV2: Double?
+    /// QuickTime version 2's channel count.
+    public var channelCountV2: UInt32?
+    /// The child boxes, each with its header, in file order.
+    public var children: [(type: FourCC, bytes: [UInt8])]
+    /// The `esds`, directly inside the entry or inside `wave`.
+    public var elementaryStreamDescriptor: ElementaryStreamDescriptorBox?
+    /// Whether the `esds` was found inside a QuickTime `wave` box.
+    public var hasWaveBox: Bool
+
+    public static func == (lhs: AudioSampleEntry, rhs: AudioSampleEntry) -> Bool {
+        lhs.format == rhs.format && lhs.dataReferenceIndex == rhs.dataReferenceIndex && lhs.version == rhs.version
+            && lhs.channelCount == rhs.channelCount && lhs.sampleSize == rhs.sampleSize
+            && lhs.sampleRate == rhs.sampleRate && lhs.sampleRateV2 == rhs.sampleRateV2
+            && lhs.channelCountV2 == rhs.channelCountV2
+            && lhs.children.map(\.type) == rhs.children.map(\.type)
+            && lhs.children.map(\.bytes) == rhs.children.map(\.bytes)
+            && lhs.elementaryStreamDescriptor == rhs.elementaryStreamDescriptor && lhs.hasWaveBox == rhs.hasWaveBox
+    }
+
+    /// Parses an entry from its bytes.
+    ///
+    /// - Parameter quickTimeLayout: whether a version 1 entry carries QuickTime's 16 extra
+    ///   bytes. True for QuickTime files; ISO files use version 0, and FFmpeg reads the
+    ///   extension there only for version 2, which this follows.
+    public init(parsing entry: SampleDescriptionBox.Entry, quickTimeLayout: Bool) throws {
+        var reader = ByteReader(entry.bytes, fileOffset: entry.fileOffset, path: "")
+        guard let (header, payload) = try reader.readBox(depth: 0) else {
+            throw ISOBMFFError(.truncated, "empty sample entry", path: entry.path, offset: entry.fileOffset)
+        }
+        var body = payload
+        body.path = entry.path
+        format = header.type
+        try body.skip(6)
+        dataReferenceIndex = try body.readUInt16()
+        version = try body.readUInt16()
+        try body.skip(6)  // Revision level and vendor.
+        channelCount = try body.readUInt16()
+        sampleSize = try body.readUInt16()
+        try body.skip(4)  // Compression ID and packet size.
+        sampleRate = try body.readUInt32()
+        sampleRateV2 = nil
+        channelCountV2 = nil
+        if version == 1 && quickTimeLayout {
+            try body.skip(16)  // Samples per packet, bytes per packet, frame and sample.
+        } else if version == 2 {
+            try body.skip(4)  // sizeOfStructOnly
+            sampleRateV2 = Double(bitPattern: try body.readUInt64())
+            channelCountV2 = try body.readUInt32()
+            try body.skip(20)
+        } else if version > 2 {
+            throw body.error(.unsupportedVersion, "sound sample description version \(version)")
+        }
+        children = []
+        elementaryStreamDescriptor = nil
+        hasWaveBox = false
+        // QuickTime writers may end the list with a 4-byte zero terminator: stop at < 8 bytes.
+        while body.remaining >= 8, let (child, childPayload) = try body.readBox(depth: 7) {
+            var childBytes = childPayload
+            if child.type == .esds {
+                elementaryStreamDescriptor = try ElementaryStreamDescriptorBox(parsing: &childBytes)
+            } else if child.type == .wave {
+                var wave = childPayload
+                while wave.remaining >= 8, let (inner, innerPayload) = try wave.readBox(depth: 8) {
+                    if inner.type == .esds {
+                        var esds = innerPayload
+                        elementaryStreamDescriptor = try ElementaryStreamDescriptorBox(parsing: &esds)
+                        hasWaveBox = true
+                    }
+                }
+            }
+            children.append((child.type, Array(entry.bytes[Self.range(of: child, in: entry)])))
+        }
+    }
+
+    private static func range(of child: BoxHeader, in entry: SampleDescriptionBox.Entry) -> Range<Int> {
+        // The child lies inside the entry (readBox checked it), so these are exact.
+        let start = Int(child.offset - entry.fileOffset)
+        return start..<(start + Int(child.size))
+    }
+
+    /// An ISO version 0 `AudioSampleEntry` with the given fields and children.
+    ///
+    /// The sample rate field holds 16.16 fixed point, so rates above 65535 Hz are written as
+    /// 0 there (the codec configuration carries the real rate).
+    public static func isoEntry(format: FourCC, channelCount: UInt16, sampleSize: UInt16 = 16,
+                                sampleRate: UInt32, children: [[UInt8]]) -> [UInt8] {
+        var writer = BoxWriter()
+        writer.box(format) { w in
+            w.writeZeros(6)
+            w.write(UInt16(1))  // data_reference_index
+            w.writeZeros(8)  // entry version, revision, vendor
+            w.write(channelCount)
+            w.write(sampleSize)
+            w.writeZeros(4)  // pre_defined, reserved
+            w.write(sampleRate <= 0xFFFF ? sampleRate << 16 : 0)
+            for child in children { w.write(bytes: child) }
+        }
+        return writer.bytes
+    }
+}

@@ -1,0 +1,78 @@
+/// `elst`: maps the media timeline onto the movie timeline (ISO/IEC 14496-12 § 8.6.6).
+///
+/// For AAC, the first entry's `mediaTime` is the encoder priming to skip (often 1024 or 2112
+/// samples) and its `segmentDuration` trims the padding at the end; gapless playback
+/// depends on both surviving a remux unchanged.
+public struct EditListBox: Box {
+    public static let type = FourCC.elst
+
+    public struct Entry: Sendable, Equatable {
+        /// In the movie timescale (`mvhd`).
+        public var segmentDuration: UInt64
+        /// In the media timescale (`mdhd`); -1 means an empty edit.
+        public var mediaTime: Int64
+        public var rateInteger: Int16
+        public var rateFraction: Int16
+
+        public init(segmentDuration: UInt64, mediaTime: Int64, rateInteger: Int16 = 1, rateFraction: Int16 = 0) {
+            self.segmentDuration = segmentDuration
+            self.mediaTime = mediaTime
+            self.rateInteger = rateInteger
+            self.rateFraction = rateFraction
+        }
+
+        public var isEmpty: Bool { mediaTime == -1 }
+    }
+
+    public var version: UInt8
+    public var flags: UInt32
+    public var entries: [Entry]
+
+    public init(entries: [Entry]) {
+        version = 0
+        flags = 0
+        self.entries = entries
+    }
+
+    public init(parsing payload: inout ByteReader) throws {
+        (version, flags) = try payload.readVersionAndFlags()
+        try payload.check(version: version, in: 0...1)
+        let count = try payload.readEntryCount(entrySize: version == 1 ? 20 : 12)
+        entries = []
+        entries.reserveCapacity(min(count, Limits.initialTableCapacity))
+        for _ in 0..<count {
+            let duration: UInt64
+            let mediaTime: Int64
+            if version == 1 {
+                duration = try payload.readUInt64()
+                mediaTime = try payload.readInt64()
+            } else {
+                duration = UInt64(try payload.readUInt32())
+                mediaTime = Int64(try payload.readInt32())
+            }
+            entries.append(Entry(segmentDuration: duration, mediaTime: mediaTime,
+                                 rateInteger: try payload.readInt16(), rateFraction: try payload.readInt16()))
+        }
+    }
+
+    public func write(to writer: inout BoxWriter) {
+        let needsWide = entries.contains {
+            $0.segmentDuration > UInt64(UInt32.max) || Int32(exactly: $0.mediaTime) == nil
+        }
+        let version: UInt8 = needsWide ? 1 : version
+        writer.fullBox(Self.type, version: version, flags: flags) { w in
+            w.write(UInt32(truncatingIfNeeded: entries.count))
+            for entry in entries {
+                if version == 1 {
+                    w.write(entry.segmentDuration)
+                    w.write(entry.mediaTime)
+                } else {
+                    w.write(UInt32(truncatingIfNeeded: entry.segmentDuration))
+                    w.write(Int32(truncatingIfNeeded: entry.mediaTime))
+                }
+                w.write(entry.rateInteger)
+                w.write(entry.rateFraction)
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+/// `mdhd`: the media's timescale, duration and language (ISO/IEC 14496-12 § 8.4.2).
+public struct MediaHeaderBox: Box {
+    public static let type = FourCC.mdhd
+    public var version: UInt8
+    public var flags: UInt32
+    public var creationTime: UInt64
+    public var modificationTime: UInt64
+    public var timescale: UInt32
+    public var duration: UInt64
+    /// ISO 639-2/T code packed as three 5-bit letters (`und` is 0x55C4); QuickTime files may
+    /// hold a Macintosh language code (< 0x400) instead.
+    public var language: UInt16
+    /// `pre_defined` in ISO; the QuickTime "quality" field.
+    public var quality: UInt16
+
+    public init(parsing payload: inout ByteReader) throws {
+        (version, flags) = try payload.readVersionAndFlags()
+        try payload.check(version: version, in: 0...1)
+        if version == 1 {
+            creationTime = try payload.readUInt64()
+            modificationTime = try payload.readUInt64()
+            timescale = try payload.readUInt32()
+            duration = try payload.readUInt64()
+        } else {
+            creationTime = UInt64(try payload.readUInt32())
+            modificationTime = UInt64(try payload.readUInt32())
+            timescale = try payload.readUInt32()
+            duration = UInt64(try payload.readUInt32())
+        }
+        language = try payload.readUInt16()
+        quality = try payload.readUInt16()
+    }
+
+    public func write(to writer: inout BoxWriter) {
+        let version = max(version, versionFor(creationTime, modificationTime, duration))
+        writer.fullBox(Self.type, version: version, flags: flags) { w in
+            if version == 1 {
+                w.write(creationTime)
+                w.write(modificationTime)
+                w.write(timescale)
+                w.write(duration)
+            } else {
+                w.write(UInt32(truncatingIfNeeded: creationTime))
+                w.write(UInt32(truncatingIfNeeded: modificationTime))
+                w.write(timescale)
+                w.write(UInt32(truncatingIfNeeded: duration))
+            }
+            w.write(language)
+            w.write(quality)
+        }
+    }
+
+    /// The language as three letters (`eng`, `und`), or nil for a Macintosh language code.
+    public var languageCode: String? {
+        guard language >= 0x400 else { return nil }
+        var text = ""
+        for shift in [10, 5, 0] {
+            let letter = UInt8(truncatingIfNeeded: (language >> UInt16(shift)) & 0x1F) &+ 0x60
+            guard letter >= 0x61, letter <= 0x7A else { return nil }
+            text.unicodeScalars.append(Unicode.Scalar(letter))
+        }
+        return text
+    }
+}

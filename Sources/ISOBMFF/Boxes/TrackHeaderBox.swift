@@ -1,0 +1,77 @@
+/// `tkhd`: a track's ID, flags, duration and presentation (ISO/IEC 14496-12 § 8.3.2).
+public struct TrackHeaderBox: Box {
+    public static let type = FourCC.tkhd
+
+    /// `track_enabled`, `track_in_movie`, `track_in_preview`.
+    public static let enabledFlag: UInt32 = 0x1
+    public static let inMovieFlag: UInt32 = 0x2
+
+    public var version: UInt8
+    public var flags: UInt32
+    public var creationTime: UInt64
+    public var modificationTime: UInt64
+    public var trackID: UInt32
+    public var duration: UInt64
+    public var layer: Int16
+    public var alternateGroup: Int16
+    public var volume: Int16
+    public var matrix: [Int32]
+    /// 16.16 fixed point.
+    public var width: UInt32
+    public var height: UInt32
+
+    public var isEnabled: Bool { flags & Self.enabledFlag != 0 }
+
+    public init(parsing payload: inout ByteReader) throws {
+        (version, flags) = try payload.readVersionAndFlags()
+        try payload.check(version: version, in: 0...1)
+        if version == 1 {
+            creationTime = try payload.readUInt64()
+            modificationTime = try payload.readUInt64()
+            trackID = try payload.readUInt32()
+            try payload.skip(4)
+            duration = try payload.readUInt64()
+        } else {
+            creationTime = UInt64(try payload.readUInt32())
+            modificationTime = UInt64(try payload.readUInt32())
+            trackID = try payload.readUInt32()
+            try payload.skip(4)
+            duration = UInt64(try payload.readUInt32())
+        }
+        try payload.skip(8)
+        layer = try payload.readInt16()
+        alternateGroup = try payload.readInt16()
+        volume = try payload.readInt16()
+        try payload.skip(2)
+        matrix = try (0..<9).map { _ in try payload.readInt32() }
+        width = try payload.readUInt32()
+        height = try payload.readUInt32()
+    }
+
+    public func write(to writer: inout BoxWriter) {
+        let version = max(version, versionFor(creationTime, modificationTime, duration))
+        writer.fullBox(Self.type, version: version, flags: flags) { w in
+            if version == 1 {
+                w.write(creationTime)
+                w.write(modificationTime)
+                w.write(trackID)
+                w.writeZeros(4)
+                w.write(duration)
+            } else {
+                w.write(UInt32(truncatingIfNeeded: creationTime))
+                w.write(UInt32(truncatingIfNeeded: modificationTime))
+                w.write(trackID)
+                w.writeZeros(4)
+                w.write(UInt32(truncatingIfNeeded: duration))
+            }
+            w.writeZeros(8)
+            w.write(layer)
+            w.write(alternateGroup)
+            w.write(volume)
+            w.writeZeros(2)
+            for value in matrix { w.write(value) }
+            w.write(width)
+            w.write(height)
+        }
+    }
+}

@@ -1,0 +1,46 @@
+/// Random access to the bytes of a file or buffer: the only way the parser touches input.
+///
+/// The parser reads box headers and the boxes it needs (never `mdat` payloads), so a source
+/// backed by a file is read in a few small `pread`s, however large the file.
+public protocol ByteSource {
+    /// The number of bytes in the source.
+    var length: UInt64 { get }
+
+    /// Fills `buffer` with the bytes starting at `offset`.
+    ///
+    /// Throws when fewer than `buffer.count` bytes can be read (a source that shrank, or an
+    /// I/O error); callers check `offset + buffer.count <= length` first.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws
+}
+
+extension ByteSource {
+    /// Reads `count` bytes at `offset` into a new array.
+    public func bytes(at offset: UInt64, count: Int) throws -> [UInt8] {
+        guard count > 0 else { return [] }
+        return try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            try read(into: UnsafeMutableRawBufferPointer(buffer), at: offset)
+            initialized = count
+        }
+    }
+}
+
+/// A source over bytes in memory, for tests and for callers that already hold a file.
+public struct MemoryByteSource: ByteSource, Sendable {
+    public let data: [UInt8]
+
+    public init(_ data: [UInt8]) {
+        self.data = data
+    }
+
+    public var length: UInt64 { UInt64(data.count) }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws {
+        guard let start = Int(exactly: offset), start <= data.count, buffer.count <= data.count - start else {
+            throw ISOBMFFError(.truncated, "read of \(buffer.count) bytes past the end of the data",
+                               path: "", offset: offset)
+        }
+        data.withUnsafeBytes { bytes in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + buffer.count)]))
+        }
+    }
+}

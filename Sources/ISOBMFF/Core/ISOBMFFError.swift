@@ -1,0 +1,49 @@
+/// An error found in a file's box structure, with where it was found.
+///
+/// ``code`` is stable and meant for programs and tests; ``message`` is for people. ``path``
+/// names the box (`moov/trak[2]/mdia/minf/stbl/stsz`, `trak` counted from 1 in file order)
+/// and ``offset`` is the absolute byte offset in the file where the problem lies.
+public struct ISOBMFFError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// Fewer bytes than a field or box needs.
+        case truncated
+        /// A box size that cannot be right: below its header, or a 64-bit size that overflows.
+        case invalidBoxSize
+        /// A box that ends past its parent or past the end of the file.
+        case boxOutsideParent
+        /// Boxes nested deeper than ``Limits/maximumDepth``.
+        case nestingTooDeep
+        /// A table whose entry count needs more bytes than its box has.
+        case countExceedsBox
+        /// A field value the specification does not allow, or one this package refuses.
+        case invalidValue
+        /// A mandatory box is missing.
+        case missingBox
+        /// A box that may appear once appears again.
+        case duplicateBox
+        /// A box version this package does not know.
+        case unsupportedVersion
+        /// Sample tables that contradict one another or point outside the file.
+        case invalidSampleTable
+        /// Something that exceeds one of the ``Limits``.
+        case limitExceeded
+    }
+
+    public let code: Code
+    public let message: String
+    public let path: String
+    public let offset: UInt64?
+
+    public init(_ code: Code, _ message: String, path: String, offset: UInt64?) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.offset = offset
+    }
+
+    public var description: String {
+        var location = path.isEmpty ? "file" : path
+        if let offset { location += " at byte \(offset)" }
+        return "\(location): \(message)"
+    }
+}

@@ -1,0 +1,128 @@
+/// A parsed movie: the file's brands, the `moov` box and its tracks, and where the media
+/// data lies. Parsing reads box headers and the `moov` box only, never sample data.
+public struct Movie: Sendable {
+    public var fileType: FileTypeBox?
+    public var header: MovieHeaderBox
+    public var tracks: [Track]
+    /// Where the `moov` box lies in the file.
+    public var movieBoxRange: Range<UInt64>
+    /// Where each `mdat` box lies in the file, header included.
+    public var mediaDataRanges: [Range<UInt64>]
+    /// Whether the movie has `mvex` or the file has `moof` boxes (ISO/IEC 14496-12 § 8.8).
+    public var isFragmented: Bool
+    /// The length of the file.
+    public var fileLength: UInt64
+
+    /// Whether sound sample descriptions use QuickTime's layout (see ``AudioSampleEntry``).
+    public var usesQuickTimeLayout: Bool { fileType?.isQuickTime ?? true }
+
+    /// Reads the top-level boxes of `source` and parses `moov`.
+    ///
+    /// Bytes after the last complete box (a trailing partial box or garbage) are ignored
+    /// once `moov` has been read; before that they are an error.
+    public init(reading source: some ByteSource) throws {
+        var boxes = TopLevelBoxes(source: source)
+        var fileType: FileTypeBox?
+        var movie: (header: MovieHeaderBox, tracks: [Track], range: Range<UInt64>, hasMovieExtends: Bool)?
+        var mediaData: [Range<UInt64>] = []
+        var hasFragments = false
+        while true {
+            let header: BoxHeader
+            do {
+                guard let next = try boxes.next() else { break }
+                header = next
+            } catch let error as ISOBMFFError {
+                if movie != nil { break }
+                if error.code == .boxOutsideParent {
+                    throw ISOBMFFError(.truncated, "the file ends inside this box before any moov box: "
+                                       + "it is truncated (\(error.message))", path: error.path, offset: error.offset)
+                }
+                throw error
+            }
+            switch header.type {
+            case .ftyp where fileType == nil:
+                guard header.size <= Limits.maximumFileTypeBoxSize else {
+                    throw ISOBMFFError(.limitExceeded, "ftyp of \(header.size) bytes", path: header.path,
+                                       offset: header.offset)
+                }
+                var payload = try Self.payload(of: header, in: source)
+                fileType = try FileTypeBox(parsing: &payload)
+            case .moov:
+                guard movie == nil else {
+                    throw ISOBMFFError(.duplicateBox, "a second moov box", path: header.path, offset: header.offset)
+                }
+                guard header.size <= Limits.maximumMovieBoxSize else {
+                    throw ISOBMFFError(.limitExceeded, "moov of \(header.size) bytes is larger than the "
+                                       + "\(Limits.maximumMovieBoxSize)-byte limit", path: header.path,
+                                       offset: header.offset)
+                }
+                let payload = try Self.payload(of: header, in: source)
+                let parsed = try Self.parseMovieBox(payload)
+                movie = (parsed.header, parsed.tracks, header.offset..<header.end, parsed.hasMovieExtends)
+            case .mdat:
+                mediaData.append(header.offset..<header.end)
+            case .moof:
+                hasFragments = true
+            default:
+                break
+            }
+        }
+        guard let movie else {
+            throw ISOBMFFError(.missingBox, fileType == nil
+                               ? "no ftyp or moov box: this does not look like an MP4/MOV file"
+                               : "no moov box: the file is incomplete or not a movie", path: "", offset: nil)
+        }
+        self.fileType = fileType
+        self.header = movie.header
+        self.tracks = movie.tracks
+        self.movieBoxRange = movie.range
+        self.mediaDataRanges = mediaData
+        self.isFragmented = movie.hasMovieExtends || hasFragments
+        self.fileLength = source.length
+    }
+
+    private static func payload(of header: BoxHeader, in source: some ByteSource) throws -> ByteReader {
+        // Limits above keep the size far below Int.max.
+        let bytes = try source.bytes(at: header.payloadOffset, count: Int(header.payloadSize))
+        return ByteReader(bytes, fileOffset: header.payloadOffset, path: header.path)
+    }
+
+    private static func parseMovieBox(_ moov: ByteReader) throws
+        -> (header: MovieHeaderBox, tracks: [Track], hasMovieExtends: Bool)
+    {
+        var reader = moov
+        var header: MovieHeaderBox?
+        var tracks: [Track] = []
+        var hasMovieExtends = false
+        while let (child, payload) = try reader.readBox(depth: 1) {
+            switch child.type {
+            case .mvhd:
+                guard header == nil else { throw duplicate(child) }
+                var body = payload
+                header = try MovieHeaderBox(parsing: &body)
+            case .trak:
+                var body = payload
+                body.path = "moov/trak[\(tracks.count + 1)]"
+                tracks.append(try Track(parsing: body))
+            case .mvex:
+                hasMovieExtends = true
+            case .moov:
+                throw ISOBMFFError(.duplicateBox, "a moov box inside moov", path: child.path, offset: child.offset)
+            default:
+                break
+            }
+        }
+        guard let header else {
+            throw ISOBMFFError(.missingBox, "moov has no mvhd", path: moov.path, offset: moov.fileOffset)
+        }
+        return (header, tracks, hasMovieExtends)
+    }
+}
+
+func duplicate(_ header: BoxHeader) -> ISOBMFFError {
+    ISOBMFFError(.duplicateBox, "\(header.type) appears more than once", path: header.path, offset: header.offset)
+}
+
+func missing(_ type: FourCC, in reader: ByteReader) -> ISOBMFFError {
+    ISOBMFFError(.missingBox, "no \(type) box", path: reader.path, offset: reader.fileOffset)
+}

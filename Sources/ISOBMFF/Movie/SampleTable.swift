@@ -1,0 +1,163 @@
+/// A track's sample tables, checked as a whole so that later code can trust them: every
+/// sample has a size, a duration and a chunk, and every chunk lies inside the file.
+///
+/// The checks follow ISO/IEC 14496-12 § 8.7.4 (`stsc` first chunks start at 1 and
+/// increase), § 8.6.1.2 and § 8.7.3 (`stts` and `stsz` describe the same samples).
+public struct SampleTable: Sendable {
+    public let boxes: SampleTableBoxes
+    /// The number of samples, equal in `stts`, `stsz` and `stsc`.
+    public let sampleCount: Int
+    /// The total size of all samples in bytes.
+    public let totalSampleBytes: UInt64
+    /// The sum of all `stts` durations, in the media timescale.
+    public let totalDuration: UInt64
+
+    /// One chunk: a run of consecutive samples stored contiguously.
+    public struct Chunk: Sendable, Equatable {
+        public var offset: UInt64
+        public var byteCount: UInt64
+        /// 0-based index of the chunk's first sample.
+        public var firstSample: Int
+        public var sampleCount: Int
+        /// 1-based index into `stsd`.
+        public var sampleDescriptionIndex: UInt32
+    }
+
+    /// The largest sample count accepted (about 1,600 hours of 48 kHz AAC).
+    public static let maximumSampleCount = 1 << 30
+
+    /// Checks `boxes` against each other and against the file.
+    ///
+    /// - Parameters:
+    ///   - fileLength: every chunk must end at or before it.
+    ///   - excluded: byte ranges no sample may overlap (the `moov` box).
+    public init(boxes: SampleTableBoxes, fileLength: UInt64, excluding excluded: [Range<UInt64>] = []) throws {
+        self.boxes = boxes
+        func fail(_ box: FourCC, _ message: String) -> ISOBMFFError {
+            let location = boxes.locations[box]
+            return ISOBMFFError(.invalidSampleTable, message, path: location?.path ?? "stbl", offset: location?.offset)
+        }
+        let descriptionCount = boxes.sampleDescriptions.entries.count
+        guard descriptionCount > 0 else { throw fail(.stsd, "stsd has no sample entries") }
+        let chunkCount = boxes.chunkOffsets.offsets.count
+        let chunkType: FourCC = boxes.locations[.co64] != nil ? .co64 : .stco
+
+        // stsc: first chunks start at 1, increase, and name existing chunks and entries.
+        let runs = boxes.sampleToChunk.entries
+        var samplesFromChunks: UInt64 = 0
+        for (i, run) in runs.enumerated() {
+            if i == 0 && run.firstChunk != 1 {
+                throw fail(.stsc, "the first entry starts at chunk \(run.firstChunk), not 1")
+            }
+            if i > 0 && run.firstChunk <= runs[i - 1].firstChunk {
+                throw fail(.stsc, "entry \(i + 1) starts at chunk \(run.firstChunk), not after chunk "
+                           + "\(runs[i - 1].firstChunk)")
+            }
+            if run.firstChunk > chunkCount {
+                throw fail(.stsc, "entry \(i + 1) refers to chunk \(run.firstChunk) but \(chunkType) has only "
+                           + "\(chunkCount) chunks")
+            }
+            guard run.sampleDescriptionIndex >= 1 && run.sampleDescriptionIndex <= descriptionCount else {
+                throw fail(.stsc, "entry \(i + 1) refers to sample description \(run.sampleDescriptionIndex) but "
+                           + "stsd has \(descriptionCount)")
+            }
+            let nextFirst = i + 1 < runs.count ? UInt64(runs[i + 1].firstChunk) : UInt64(chunkCount) + 1
+            let chunks = nextFirst - UInt64(run.firstChunk)  // nextFirst > firstChunk, checked above.
+            // chunks <= stco entries < 2^28 (the moov size limit), so the product is < 2^60, and the
+            // running total was at most maximumSampleCount before this addition.
+            samplesFromChunks += chunks * UInt64(run.samplesPerChunk)
+            if samplesFromChunks > UInt64(Self.maximumSampleCount) {
+                throw fail(.stsc, "the chunks hold more than \(Self.maximumSampleCount) samples")
+            }
+        }
+        if runs.isEmpty && chunkCount > 0 {
+            throw fail(.stsc, "stsc is empty but \(chunkType) lists \(chunkCount) chunks")
+        }
+
+        // The three tables describe the same samples.
+        let sizes = boxes.sampleSizes
+        let timed = boxes.timeToSample.sampleCount
+        guard UInt64(sizes.sampleCount) == samplesFromChunks else {
+            throw fail(.stsz, "stsz has \(sizes.sampleCount) samples but the chunks (stsc/\(chunkType)) hold "
+                       + "\(samplesFromChunks)")
+        }
+        guard timed == samplesFromChunks else {
+            throw fail(.stts, "stts has \(timed) samples but stsz has \(sizes.sampleCount)")
+        }
+        if let ctts = boxes.compositionOffsets, ctts.sampleCount != timed {
+            throw fail(.ctts, "ctts has \(ctts.sampleCount) samples but stts has \(timed)")
+        }
+        if let stss = boxes.syncSamples, let bad = stss.sampleNumbers.first(where: { $0 == 0 || UInt64($0) > timed }) {
+            throw fail(.stss, "sync sample \(bad) does not exist (the track has \(timed) samples)")
+        }
+        for sbgp in boxes.sampleToGroups {
+            let grouped = sbgp.entries.reduce(UInt64(0)) { $0 + UInt64($1.sampleCount) }
+            if grouped > timed {
+                throw fail(.sbgp, "sbgp '\(sbgp.groupingType)' groups \(grouped) samples but the track has \(timed)")
+            }
+        }
+        var duration: UInt64 = 0
+        for entry in boxes.timeToSample.entries {
+            let (product, overflowed) = UInt64(entry.sampleCount).multipliedReportingOverflow(by: UInt64(entry.sampleDelta))
+            let (sum, overflow) = duration.addingReportingOverflow(product)
+            if overflowed || overflow { throw fail(.stts, "the sample durations add up past 2^64") }
+            duration = sum
+        }
+        sampleCount = Int(samplesFromChunks)  // At most maximumSampleCount.
+        totalDuration = duration
+
+        // Every chunk lies inside the file and outside the excluded ranges.
+        var total: UInt64 = 0
+        var failure: ISOBMFFError?
+        Self.forEachChunk(boxes: boxes) { chunk in
+            let (end, overflow) = chunk.offset.addingReportingOverflow(chunk.byteCount)
+            if overflow || end > fileLength {
+                failure = fail(chunkType, "chunk at byte \(chunk.offset) with \(chunk.byteCount) bytes of samples "
+                               + "ends past the end of the file (\(fileLength) bytes)")
+                return false
+            }
+            if chunk.byteCount > 0, let hit = excluded.first(where: { $0.overlaps(chunk.offset..<end) }) {
+                failure = fail(chunkType, "chunk at byte \(chunk.offset) overlaps the box at bytes "
+                               + "\(hit.lowerBound)..<\(hit.upperBound)")
+                return false
+            }
+            total += chunk.byteCount  // Each ends inside the file; their sum stays far below 2^64.
+            return true
+        }
+        if let failure { throw failure }
+        totalSampleBytes = total
+    }
+
+    /// Calls `body` for each chunk in order, with its byte range and samples.
+    /// O(samples) when sizes vary. `body` returns false to stop.
+    public func forEachChunk(_ body: (Chunk) throws -> Bool) rethrows {
+        try Self.forEachChunk(boxes: boxes, body)
+    }
+
+    /// Assumes the stsc/stsz consistency `init` checks: every chunk's samples exist.
+    private static func forEachChunk(boxes: SampleTableBoxes, _ body: (Chunk) throws -> Bool) rethrows {
+        let runs = boxes.sampleToChunk.entries
+        let offsets = boxes.chunkOffsets.offsets
+        let sizes = boxes.sampleSizes
+        let sampleCount = Int(sizes.sampleCount)
+        var sample = 0
+        for (i, run) in runs.enumerated() {
+            let first = Int(run.firstChunk) - 1
+            let end = i + 1 < runs.count ? Int(runs[i + 1].firstChunk) - 1 : offsets.count
+            let perChunk = Int(run.samplesPerChunk)
+            for chunkIndex in first..<end {
+                guard sample + perChunk <= sampleCount else { return }
+                var bytes: UInt64 = 0
+                if sizes.constantSize != 0 {
+                    bytes = UInt64(sizes.constantSize) * UInt64(perChunk)  // < 2^64.
+                } else {
+                    for s in sample..<(sample + perChunk) { bytes += UInt64(sizes.sizes[s]) }
+                }
+                let chunk = Chunk(offset: offsets[chunkIndex], byteCount: bytes, firstSample: sample,
+                                  sampleCount: perChunk, sampleDescriptionIndex: run.sampleDescriptionIndex)
+                sample += perChunk
+                guard try body(chunk) else { return }
+            }
+        }
+    }
+}

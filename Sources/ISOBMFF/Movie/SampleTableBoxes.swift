@@ -1,0 +1,68 @@
+/// The boxes of one `stbl` (ISO/IEC 14496-12 § 8.5.1), parsed but not yet checked against
+/// one another; ``SampleTable`` does that.
+public struct SampleTableBoxes: Sendable {
+    public var sampleDescriptions: SampleDescriptionBox
+    public var timeToSample: TimeToSampleBox
+    public var compositionOffsets: CompositionOffsetBox?
+    public var sampleToChunk: SampleToChunkBox
+    public var sampleSizes: SampleSizeBox
+    public var chunkOffsets: ChunkOffsetBox
+    public var syncSamples: SyncSampleBox?
+    public var sampleGroupDescriptions: [SampleGroupDescriptionBox]
+    public var sampleToGroups: [SampleToGroupBox]
+    /// Where each table box was found (box path and offset), for errors.
+    public var locations: [FourCC: (path: String, offset: UInt64)]
+
+    init(parsing stbl: ByteReader, descriptions: SampleDescriptionBox) throws {
+        var reader = stbl
+        var stts: TimeToSampleBox?
+        var ctts: CompositionOffsetBox?
+        var stsc: SampleToChunkBox?
+        var stsz: SampleSizeBox?
+        var chunkOffsets: ChunkOffsetBox?
+        var stss: SyncSampleBox?
+        var groupDescriptions: [SampleGroupDescriptionBox] = []
+        var toGroups: [SampleToGroupBox] = []
+        var locations: [FourCC: (path: String, offset: UInt64)] = [:]
+        while let (child, payload) = try reader.readBox(depth: 6) {
+            var body = payload
+            func once<T>(_ existing: T?, _ parse: (inout ByteReader) throws -> T) throws -> T {
+                guard existing == nil else { throw duplicate(child) }
+                locations[child.type] = (child.path, child.offset)
+                return try parse(&body)
+            }
+            switch child.type {
+            case .stts: stts = try once(stts, TimeToSampleBox.init(parsing:))
+            case .ctts: ctts = try once(ctts, CompositionOffsetBox.init(parsing:))
+            case .stsc: stsc = try once(stsc, SampleToChunkBox.init(parsing:))
+            case .stsz: stsz = try once(stsz, SampleSizeBox.init(parsing:))
+            case .stz2: stsz = try once(stsz, SampleSizeBox.init(parsingCompact:))
+            case .stco: chunkOffsets = try once(chunkOffsets, ChunkOffsetBox.init(parsing:))
+            case .co64: chunkOffsets = try once(chunkOffsets, ChunkOffsetBox.init(parsingLarge:))
+            case .stss: stss = try once(stss, SyncSampleBox.init(parsing:))
+            case .sgpd:
+                locations[child.type] = (child.path, child.offset)
+                groupDescriptions.append(try SampleGroupDescriptionBox(parsing: &body))
+            case .sbgp:
+                locations[child.type] = (child.path, child.offset)
+                toGroups.append(try SampleToGroupBox(parsing: &body))
+            default:
+                break
+            }
+        }
+        guard let stts else { throw missing(.stts, in: stbl) }
+        guard let stsc else { throw missing(.stsc, in: stbl) }
+        guard let stsz else { throw missing(.stsz, in: stbl) }
+        guard let chunkOffsets else { throw missing(.stco, in: stbl) }
+        self.sampleDescriptions = descriptions
+        self.timeToSample = stts
+        self.compositionOffsets = ctts
+        self.sampleToChunk = stsc
+        self.sampleSizes = stsz
+        self.chunkOffsets = chunkOffsets
+        self.syncSamples = stss
+        self.sampleGroupDescriptions = groupDescriptions
+        self.sampleToGroups = toGroups
+        self.locations = locations
+    }
+}
