@@ -19,9 +19,11 @@ let package = Package(
         .target(name: "AudioRemux", dependencies: ["ISOBMFF", "CSystem"]),
         // The command-line tool.
         .executableTarget(name: "extract-audio", dependencies: ["AudioRemux"]),
-        .testTarget(name: "ISOBMFFTests", dependencies: ["ISOBMFF"]),
-        .testTarget(name: "AudioRemuxTests", dependencies: ["AudioRemux", "ISOBMFF"]),
-        .testTarget(name: "ExtractAudioCLITests", dependencies: ["extract-audio"]),
+        // Helpers shared by the test targets: hex literals, synthetic movies, fixture paths.
+        .target(name: "TestSupport", dependencies: ["ISOBMFF"], path: "Tests/TestSupport"),
+        .testTarget(name: "ISOBMFFTests", dependencies: ["ISOBMFF", "TestSupport"]),
+        .testTarget(name: "AudioRemuxTests", dependencies: ["AudioRemux", "ISOBMFF", "TestSupport"]),
+        .testTarget(name: "ExtractAudioCLITests", dependencies: ["extract-audio", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,47 @@
+import ISOBMFF
+import XCTest
+
+/// Bytes from hex text. Spaces are ignored, and `|` starts a comment that runs to the end
+/// of the line.
+public func hexBytes(_ text: String) -> [UInt8] {
+    let data = text.split(separator: "\n", omittingEmptySubsequences: false)
+        .map { line in line.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false).first ?? "" }
+        .joined()
+    let digits = data.filter { $0.isHexDigit }
+    precondition(digits.count % 2 == 0, "odd number of hex digits")
+    var result: [UInt8] = []
+    var index = digits.startIndex
+    while index < digits.endIndex {
+        let next = digits.index(index, offsetBy: 2)
+        result.append(UInt8(digits[index..<next], radix: 16)!)
+        index = next
+    }
+    return result
+}
+
+/// Parses a whole box (header included) from `bytes` with `parse`.
+public func parseBox<T>(_ bytes: [UInt8], _ parse: (inout ByteReader) throws -> T,
+                 file: StaticString = #filePath, line: UInt = #line) throws -> T {
+    var reader = ByteReader(bytes)
+    guard let (_, payload) = try reader.readBox(depth: 1) else {
+        XCTFail("no box", file: file, line: line)
+        throw ISOBMFFError(.truncated, "no box", path: "", offset: 0)
+    }
+    var body = payload
+    let value = try parse(&body)
+    XCTAssertEqual(body.remaining, 0, "parser left bytes unread", file: file, line: line)
+    return value
+}
+
+/// Asserts that `body` throws an ``ISOBMFFError`` with `code`.
+public func assertThrows<T>(_ code: ISOBMFFError.Code, _ body: @autoclosure () throws -> T,
+                     file: StaticString = #filePath, line: UInt = #line) {
+    do {
+        _ = try body()
+        XCTFail("expected \(code), nothing was thrown", file: file, line: line)
+    } catch let error as ISOBMFFError {
+        XCTAssertEqual(error.code, code, "\(error)", file: file, line: line)
+    } catch {
+        XCTFail("expected ISOBMFFError \(code), got \(error)", file: file, line: line)
+    }
+}
