@@ -61,8 +61,18 @@ public enum AudioExtractor {
         let movie = try parse { try Movie(reading: input) }
         let (track, index) = try select(options.track, in: movie, path: inputPath)
         try checkSamplesAreInFile(track)
-        let table = try parse {
-            try SampleTable(boxes: track.sampleTable(), fileLength: input.length, excluding: [movie.movieBoxRange])
+        let table: SampleTable
+        do {
+            table = try parse {
+                try SampleTable(boxes: track.sampleTable(), fileLength: input.length, excluding: [movie.movieBoxRange])
+            }
+        } catch let error as RemuxError where error.parseError?.code == .invalidSampleTable {
+            // Samples past the end of a file that ends inside a box: the file was cut short.
+            guard let cut = movie.truncatedBox else { throw error }
+            throw RemuxError(.truncatedInput, "\(inputPath) is truncated: it ends at byte \(input.length), inside "
+                             + "the \(cut.type) box at byte \(cut.offset) that should run to byte "
+                             + "\(cut.offset &+ cut.size); the audio is incomplete (\(error.message))",
+                             parseError: error.parseError)
         }
         if table.sampleCount == 0 && movie.isFragmented {
             throw RemuxError(.unsupportedInput, "\(inputPath) is a fragmented MP4 (moof boxes): this version "

@@ -22,6 +22,8 @@ public struct SyntheticMovie {
     public var leadingBoxes: [[UInt8]] = []
     /// Replaces the built `stbl` entirely when set (for malformed layouts).
     public var replaceSampleTable: [UInt8]?
+    /// Builds `moov` and an `mdat` header only (for plans of huge tracks).
+    public var omitMediaData = false
     public var fileType = FileTypeBox(majorBrand: .isom, minorVersion: 512, compatibleBrands: [.isom, .mp42])
 
     /// AAC LC, 44.1 kHz, stereo: the AudioSpecificConfig `12 10`.
@@ -65,6 +67,9 @@ public struct SyntheticMovie {
         let first = movieBox(base: 0)
         let base = UInt64(ftyp.count + leading.count + first.count + 8)
         let moov = movieBox(base: absoluteChunkOffsets ? 0 : base)
+        if omitMediaData {
+            return ftyp + leading + moov + MediaDataHeader.bytes(payloadSize: sampleSizes.reduce(0) { $0 + UInt64($1) })
+        }
         var mdat = BoxWriter()
         mdat.box(.mdat) { $0.write(bytes: mediaData) }
         return ftyp + leading + moov + mdat.bytes

@@ -12,6 +12,9 @@ public struct Movie: Sendable {
     public var isFragmented: Bool
     /// The length of the file.
     public var fileLength: UInt64
+    /// When the file ends inside a top-level box (after `moov`), that box's header: the file
+    /// was cut short, typically in the middle of `mdat`.
+    public var truncatedBox: BoxHeader?
 
     /// Whether sound sample descriptions use QuickTime's layout (see ``AudioSampleEntry``).
     public var usesQuickTimeLayout: Bool { fileType?.isQuickTime ?? true }
@@ -26,13 +29,17 @@ public struct Movie: Sendable {
         var movie: (header: MovieHeaderBox, tracks: [Track], range: Range<UInt64>, hasMovieExtends: Bool)?
         var mediaData: [Range<UInt64>] = []
         var hasFragments = false
+        var truncatedBox: BoxHeader?
         while true {
             let header: BoxHeader
             do {
                 guard let next = try boxes.next() else { break }
                 header = next
             } catch let error as ISOBMFFError {
-                if movie != nil { break }
+                if movie != nil {
+                    if error.code == .boxOutsideParent { truncatedBox = boxes.lastHeader }
+                    break
+                }
                 if error.code == .boxOutsideParent {
                     throw ISOBMFFError(.truncated, "the file ends inside this box before any moov box: "
                                        + "it is truncated (\(error.message))", path: error.path, offset: error.offset)
@@ -79,6 +86,7 @@ public struct Movie: Sendable {
         self.mediaDataRanges = mediaData
         self.isFragmented = movie.hasMovieExtends || hasFragments
         self.fileLength = source.length
+        self.truncatedBox = truncatedBox
     }
 
     private static func payload(of header: BoxHeader, in source: some ByteSource) throws -> ByteReader {
