@@ -25,6 +25,11 @@ public struct FourCC: Hashable, Sendable, CustomStringConvertible, ExpressibleBy
          UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue)]
     }
 
+    /// Whether all four bytes are printable ASCII, as in every registered type.
+    public var isPrintable: Bool {
+        bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+
     /// The code as text; bytes outside printable ASCII appear as `\xNN`.
     public var description: String {
         var text = ""

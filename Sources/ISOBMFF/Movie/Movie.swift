@@ -36,6 +36,7 @@ public struct Movie: Sendable {
                 guard let next = try boxes.next() else { break }
                 header = next
             } catch let error as ISOBMFFError {
+                if boxes.offset == 0 { throw Self.notAMovie(error) }
                 if movie != nil {
                     if error.code == .boxOutsideParent { truncatedBox = boxes.lastHeader }
                     break
@@ -46,6 +47,7 @@ public struct Movie: Sendable {
                 }
                 throw error
             }
+            if header.offset == 0 && !header.type.isPrintable { throw Self.notAMovie(nil) }
             switch header.type {
             case .ftyp where fileType == nil:
                 guard header.size <= Limits.maximumFileTypeBoxSize else {
@@ -87,6 +89,11 @@ public struct Movie: Sendable {
         self.isFragmented = movie.hasMovieExtends || hasFragments
         self.fileLength = source.length
         self.truncatedBox = truncatedBox
+    }
+
+    private static func notAMovie(_ error: ISOBMFFError?) -> ISOBMFFError {
+        ISOBMFFError(.invalidValue, "not an MP4/MOV/M4A file: the first bytes are not a box header"
+                     + (error.map { " (\($0.message))" } ?? ""), path: "", offset: 0)
     }
 
     private static func payload(of header: BoxHeader, in source: some ByteSource) throws -> ByteReader {
