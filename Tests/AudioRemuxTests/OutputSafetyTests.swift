@@ -8,6 +8,10 @@ import XCTest
 /// output appears complete or not at all, and nothing is left behind on failure.
 final class OutputSafetyTests: XCTestCase {
     let directory = TemporaryDirectory()
+
+    override func tearDown() {
+        directory.remove()
+    }
     lazy var input = directory.write("in.mp4", SyntheticMovie().build())
 
     func assertNoTemporaryFiles(file: StaticString = #filePath, line: UInt = #line) {

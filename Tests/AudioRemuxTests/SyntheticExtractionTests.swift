@@ -8,6 +8,10 @@ import XCTest
 final class SyntheticExtractionTests: XCTestCase {
     let directory = TemporaryDirectory()
 
+    override func tearDown() {
+        directory.remove()
+    }
+
     func extract(_ synthetic: SyntheticMovie, options: ExtractionOptions = ExtractionOptions()) throws
         -> (result: ExtractionResult, output: DemuxedTrack, input: DemuxedTrack)
     {

@@ -8,6 +8,10 @@ import XCTest
 final class CLITests: XCTestCase {
     let directory = TemporaryDirectory()
 
+    override func tearDown() {
+        directory.remove()
+    }
+
     struct Run {
         var status: Int32
         var stdout: String

@@ -14,6 +14,12 @@ public final class TemporaryDirectory {
     }
 
     deinit {
+        remove()
+    }
+
+    /// Removes the directory now. XCTest keeps test case instances alive until the run
+    /// ends, so test classes call this from `tearDown`.
+    public func remove() {
         try? FileManager.default.removeItem(atPath: path)
     }
 
