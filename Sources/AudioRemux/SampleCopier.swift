@@ -5,11 +5,9 @@ import ISOBMFF
 /// track stored contiguously is copied in a few large reads; other tracks' bytes (the
 /// video) are never read.
 struct SampleCopier {
-    let input: InputFile
-    let output: OutputFile
     let bufferSize: Int
 
-    func copy(_ table: SampleTable) throws {
+    func copy(_ table: SampleTable, from source: some ByteSource, to sink: inout some ByteSink) throws {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 4096)
         defer { buffer.deallocate() }
         var pending: Range<UInt64>?
@@ -22,7 +20,7 @@ struct SampleCopier {
                 return true
             }
             do {
-                if let current = pending { try copyRange(current, through: buffer) }
+                if let current = pending { try copyRange(current, from: source, to: &sink, through: buffer) }
             } catch {
                 failure = error
                 return false
@@ -31,17 +29,18 @@ struct SampleCopier {
             return true
         }
         if let failure { throw failure }
-        if let current = pending { try copyRange(current, through: buffer) }
+        if let current = pending { try copyRange(current, from: source, to: &sink, through: buffer) }
     }
 
-    private func copyRange(_ range: Range<UInt64>, through buffer: UnsafeMutableRawBufferPointer) throws {
-        input.willNeed(offset: range.lowerBound, length: range.upperBound - range.lowerBound)
+    private func copyRange(_ range: Range<UInt64>, from source: some ByteSource, to sink: inout some ByteSink,
+                           through buffer: UnsafeMutableRawBufferPointer) throws {
+        (source as? InputFile)?.willNeed(offset: range.lowerBound, length: range.upperBound - range.lowerBound)
         var offset = range.lowerBound
         while offset < range.upperBound {
             let count = Int(min(UInt64(buffer.count), range.upperBound - offset))
             let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
-            try input.read(into: slice, at: offset)
-            try output.write(UnsafeRawBufferPointer(slice))
+            try source.read(into: slice, at: offset)
+            try sink.write(UnsafeRawBufferPointer(slice))
             offset += UInt64(count)
         }
     }

@@ -70,7 +70,7 @@ final class OutputSafetyTests: XCTestCase {
 
     func testDestinationCreatedMeanwhileIsNeverClobbered() throws {
         let destination = directory.file("raced.m4a")
-        let output = try OutputFile(destination: destination, overwrite: false)
+        var output = try OutputFile(destination: destination, overwrite: false)
         try output.write(Array("our output".utf8))
         XCTAssertTrue(baseName(of: output.temporaryPath).hasPrefix(".raced.m4a.extract-audio-"))
         directory.write("raced.m4a", Array("someone else's".utf8))
@@ -83,7 +83,7 @@ final class OutputSafetyTests: XCTestCase {
     }
 
     func testTemporaryFilesAreRemovedOnSignal() throws {
-        let output = try OutputFile(destination: directory.file("sig.m4a"), overwrite: false)
+        var output = try OutputFile(destination: directory.file("sig.m4a"), overwrite: false)
         try output.write([1, 2, 3])
         XCTAssertTrue(FileManager.default.fileExists(atPath: output.temporaryPath))
         TemporaryFiles.removeAll()  // What the CLI's SIGINT/SIGTERM handler calls.

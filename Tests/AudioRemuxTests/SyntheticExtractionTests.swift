@@ -47,6 +47,16 @@ final class SyntheticExtractionTests: XCTestCase {
                        input.table.boxes.sampleDescriptions.entries.map(\.bytes), "ISO entry copied byte for byte")
     }
 
+    func testMemoryToMemoryMatchesFileToFile() throws {
+        let bytes = SyntheticMovie().build()
+        var sink = MemoryByteSink()
+        let result = try AudioExtractor.extract(from: MemoryByteSource(bytes), to: &sink)
+        XCTAssertEqual(UInt64(sink.data.count), result.bytesWritten)
+        let input = directory.write("mem.mp4", bytes)
+        _ = try AudioExtractor.extract(from: input, to: directory.file("mem.m4a"))
+        XCTAssertEqual(sink.data, readFile(directory.file("mem.m4a")))
+    }
+
     func testOutputLayoutIsFaststartM4AWithOneTrack() throws {
         let (result, output, _) = try extract(SyntheticMovie())
         let movie = output.movie

@@ -6,13 +6,14 @@
 import Darwin
 #endif
 import CSystem
+import ISOBMFF
 
 /// A new file written beside its destination under a temporary name, then published
 /// atomically: either the complete file appears at the destination, or nothing does.
 ///
 /// The temporary name is `.NAME.extract-audio-PID-RANDOM.tmp`, hidden and recognisable, so a
 /// file left by a killed process is easy to spot and never mistaken for output.
-final class OutputFile {
+final class OutputFile: ByteSink {
     let destination: String
     let temporaryPath: String
     private var descriptor: Int32
@@ -61,10 +62,6 @@ final class OutputFile {
             done += count
         }
         position += UInt64(bytes.count)
-    }
-
-    func write(_ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { try write($0) }
     }
 
     /// Flushes the data to disk, closes the file and moves it to the destination.

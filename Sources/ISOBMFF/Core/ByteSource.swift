@@ -44,3 +44,27 @@ public struct MemoryByteSource: ByteSource, Sendable {
         }
     }
 }
+
+/// Where output bytes go, in order: a file, or memory.
+public protocol ByteSink {
+    /// Appends `bytes`; throws when they cannot all be written.
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws
+}
+
+extension ByteSink {
+    public mutating func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+}
+
+/// A sink that collects everything in memory, for tests and for apps that store the
+/// result themselves.
+public struct MemoryByteSink: ByteSink, Sendable {
+    public private(set) var data: [UInt8] = []
+
+    public init() {}
+
+    public mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
+        data.append(contentsOf: bytes)
+    }
+}
