@@ -16,9 +16,15 @@ public struct ExtractionOptions: Sendable {
     /// The size of the copy buffer; memory use does not grow with the file.
     public var bufferSize: Int
 
-    public init(track: TrackChoice = .firstAudio, overwrite: Bool = false, bufferSize: Int = 4 << 20) {
+    /// When the input is truncated, extract the complete part instead of failing (the
+    /// result's ``ExtractionResult/salvage`` says what was recovered).
+    public var salvage: Bool
+
+    public init(track: TrackChoice = .firstAudio, overwrite: Bool = false, salvage: Bool = false,
+                bufferSize: Int = 4 << 20) {
         self.track = track
         self.overwrite = overwrite
+        self.salvage = salvage
         self.bufferSize = max(bufferSize, 64 << 10)
     }
 }
@@ -37,6 +43,18 @@ public struct ExtractionResult: Sendable, Equatable {
     public var duration: Double
     /// The size of the output file.
     public var bytesWritten: UInt64
+    /// Set when a truncated input was salvaged.
+    public var salvage: SalvageReport?
+}
+
+/// What was recovered from a truncated input.
+public struct SalvageReport: Sendable, Equatable {
+    /// Where the input ends.
+    public var fileLength: UInt64
+    /// The offset of the first box (fragment or `mdat`) the end of the file cuts.
+    public var cutBoxOffset: UInt64
+    /// The duration of the audio recovered, in seconds.
+    public var recoveredSeconds: Double
 }
 
 /// Extracts an audio track from an MP4/MOV into a new M4A by stream copy: the packets are
@@ -58,7 +76,7 @@ public enum AudioExtractor {
                 throw RemuxError(.destinationExists, "\(outputPath) already exists (use --overwrite to replace it)")
             }
         }
-        let extraction = try Extraction(source: input, choice: options.track, name: inputPath)
+        let extraction = try Extraction(source: input, options: options, name: inputPath)
         var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
         do {
             try extraction.write(from: input, to: &output, bufferSize: options.bufferSize)
@@ -77,7 +95,7 @@ public enum AudioExtractor {
     /// caller owns the sink: on error, what was written so far is incomplete.
     public static func extract(from source: some ByteSource, to sink: inout some ByteSink,
                                options: ExtractionOptions = ExtractionOptions()) throws -> ExtractionResult {
-        let extraction = try Extraction(source: source, choice: options.track, name: "input")
+        let extraction = try Extraction(source: source, options: options, name: "input")
         try extraction.write(from: source, to: &sink, bufferSize: options.bufferSize)
         return extraction.result(outputPath: "", bytesWritten: extraction.outputSize)
     }

@@ -9,16 +9,15 @@ struct Extraction {
     let codec: AudioCodec
     let plan: OutputMovie
 
+    let salvage: SalvageReport?
+
     /// - Parameter name: how to call the input in messages (its path).
-    init(source: some ByteSource, choice: TrackChoice, name: String) throws {
+    init(source: some ByteSource, options: ExtractionOptions, name: String) throws {
         movie = try parse { try Movie(reading: source) }
-        track = try Self.select(choice, in: movie, name: name)
+        track = try Self.select(options.track, in: movie, name: name)
         try Self.checkSamplesAreInFile(track)
-        table = try Self.validatedTable(of: track, in: movie, name: name)
-        if table.sampleCount == 0 && movie.isFragmented {
-            throw RemuxError(.unsupportedInput, "\(name) is a fragmented MP4 (moof boxes): this version cannot "
-                             + "extract from fragmented files yet")
-        }
+        (table, salvage) = try Self.sampleTable(of: track, in: movie, source: source, salvage: options.salvage,
+                                                name: name)
 
         // Each sample entry the track uses must be AAC; unused entries are dropped.
         var entries: [[UInt8]] = []
@@ -41,7 +40,8 @@ struct Extraction {
         }
         self.codec = codec
         plan = try OutputMovie(movie: movie, track: track, table: table, entries: entries, entryIndex: entryIndex,
-                               addAACRoll: true)
+                               addAACRoll: true, mediaDuration: Self.mediaDuration(of: track, table: table,
+                                                                                   movie: movie, salvage: salvage))
     }
 
     /// The size of the output file.
@@ -60,8 +60,9 @@ struct Extraction {
     func result(outputPath: String, bytesWritten: UInt64) -> ExtractionResult {
         ExtractionResult(outputPath: outputPath, inputTrackID: track.trackID, codec: codec.codecString,
                          sampleRate: codec.sampleRate, channelCount: codec.channelCount,
-                         sampleCount: table.sampleCount, duration: track.durationInSeconds,
-                         bytesWritten: bytesWritten)
+                         sampleCount: table.sampleCount,
+                         duration: Double(plan.mediaDuration) / Double(track.mediaHeader.timescale),
+                         bytesWritten: bytesWritten, salvage: salvage)
     }
 
     static func select(_ choice: TrackChoice, in movie: Movie, name: String) throws -> Track {
@@ -102,20 +103,86 @@ struct Extraction {
         }
     }
 
-    static func validatedTable(of track: Track, in movie: Movie, name: String) throws -> SampleTable {
-        do {
-            return try parse {
-                try SampleTable(boxes: track.sampleTable(), fileLength: movie.fileLength,
-                                excluding: [movie.movieBoxRange])
+    /// The track's validated sample tables: from `stbl`, or built from the movie fragments.
+    /// A truncated input is an error unless `salvage` is set; then the complete part is kept.
+    static func sampleTable(of track: Track, in movie: Movie, source: some ByteSource, salvage: Bool,
+                            name: String) throws -> (SampleTable, SalvageReport?) {
+        let exclude = [movie.movieBoxRange]
+        if movie.isFragmented {
+            let fragmented = try parse { try movie.fragmentedTrack(track, in: source) }
+            let table = try parse { try SampleTable(boxes: fragmented.boxes, fileLength: movie.fileLength,
+                                                    excluding: exclude) }
+            guard let cut = fragmented.incompleteFragmentOffset else { return (table, nil) }
+            let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut,
+                                       recoveredSeconds: seconds(table.totalDuration, track))
+            guard salvage else {
+                throw truncated(name, report, "the fragment at byte \(cut) is incomplete; the \(fragmented.fragmentCount) "
+                                + "complete fragments before it hold")
             }
+            return (table, report)
+        }
+        do {
+            let table = try parse {
+                try SampleTable(boxes: track.sampleTable(), fileLength: movie.fileLength, excluding: exclude)
+            }
+            return (table, nil)
         } catch let error as RemuxError where error.parseError?.code == .invalidSampleTable {
             // Samples past the end of a file that ends inside a box: the file was cut short.
             guard let cut = movie.truncatedBox else { throw error }
-            throw RemuxError(.truncatedInput, "\(name) is truncated: it ends at byte \(movie.fileLength), inside "
-                             + "the \(cut.type) box at byte \(cut.offset) that should run to byte "
-                             + "\(cut.offset &+ cut.size); the audio is incomplete (\(error.message))",
-                             parseError: error.parseError)
+            let table = try completePrefix(of: track, in: movie)
+            let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut.offset,
+                                       recoveredSeconds: seconds(table.totalDuration, track))
+            guard salvage else {
+                throw truncated(name, report, "the \(cut.type) box at byte \(cut.offset) should run to byte "
+                                + "\(cut.offset &+ cut.size); the samples before the cut hold")
+            }
+            return (table, report)
         }
+    }
+
+    static func truncated(_ name: String, _ report: SalvageReport, _ detail: String) -> RemuxError {
+        RemuxError(.truncatedInput, "\(name) is truncated: it ends at byte \(report.fileLength); \(detail) "
+                   + "\(formatSeconds(report.recoveredSeconds)) s of audio (use --salvage to extract them)")
+    }
+
+    /// The samples of a truncated regular file that lie wholly inside it, in order, up to
+    /// the first one that does not.
+    static func completePrefix(of track: Track, in movie: Movie) throws -> SampleTable {
+        let whole = try parse {
+            try SampleTable(boxes: track.sampleTable(), fileLength: UInt64.max, excluding: [movie.movieBoxRange])
+        }
+        var builder = SampleTableBuilder()
+        var durations: [UInt32] = []
+        for entry in whole.boxes.timeToSample.entries {
+            durations.append(contentsOf: repeatElement(entry.sampleDelta, count: Int(entry.sampleCount)))
+        }
+        let sizes = whole.boxes.sampleSizes
+        whole.forEachChunk { chunk in
+            var samples: [SampleTableBuilder.Sample] = []
+            var end = chunk.offset
+            for i in chunk.firstSample..<(chunk.firstSample + chunk.sampleCount) {
+                let size = sizes.size(ofSample: i)
+                end += UInt64(size)  // Inside the validated (64-bit) chunk.
+                guard end <= movie.fileLength else { break }
+                samples.append(.init(size: size, duration: durations[i]))
+            }
+            builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
+                                samples: samples)
+            return end <= movie.fileLength
+        }
+        let boxes = builder.boxes(descriptions: whole.boxes.sampleDescriptions,
+                                  groups: whole.boxes.sampleGroupDescriptions.filter { $0.groupingType == .roll })
+        return try parse { try SampleTable(boxes: boxes, fileLength: movie.fileLength, excluding: [movie.movieBoxRange]) }
+    }
+
+    /// The output's media duration: the input's `mdhd` duration, or the samples' total when
+    /// the samples came from fragments (whose `mdhd` says 0) or were salvaged.
+    static func mediaDuration(of track: Track, table: SampleTable, movie: Movie, salvage: SalvageReport?) -> UInt64 {
+        movie.isFragmented || salvage != nil ? table.totalDuration : track.mediaHeader.duration
+    }
+
+    static func seconds(_ ticks: UInt64, _ track: Track) -> Double {
+        track.mediaHeader.timescale == 0 ? 0 : Double(ticks) / Double(track.mediaHeader.timescale)
     }
 }
 
@@ -126,4 +193,12 @@ func parse<T>(_ body: () throws -> T) throws -> T {
     } catch let error as ISOBMFFError {
         throw RemuxError(error)
     }
+}
+
+/// Seconds with three decimals, without Foundation.
+func formatSeconds(_ value: Double) -> String {
+    guard value.isFinite, value >= 0, value < 1e12 else { return "\(value)" }
+    let millis = Int((value * 1000).rounded())
+    let fraction = String(millis % 1000)
+    return "\(millis / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
 }

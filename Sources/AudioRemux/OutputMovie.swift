@@ -22,8 +22,14 @@ struct OutputMovie {
     ///   - entries: the output's sample entries; `entryIndex` maps an input `stsd` index
     ///     (1-based) to its 1-based index among them.
     ///   - addAACRoll: write the AAC roll-recovery group (-1) when the input has none.
+    /// The media duration written in `mdhd`.
+    var mediaDuration: UInt64
+
+    ///   - mediaDuration: the `mdhd` duration to write. When it differs from the input's
+    ///     (fragmented or salvaged input), edits of duration 0 or running past the media
+    ///     are fitted to it.
     init(movie: Movie, track: Track, table: SampleTable, entries: [[UInt8]], entryIndex: [UInt32: UInt32],
-         addAACRoll: Bool) throws {
+         addAACRoll: Bool, mediaDuration: UInt64) throws {
         // Output chunks: consecutive samples up to chunkByteLimit, split where the entry changes.
         var chunkSamples: [(count: UInt32, entry: UInt32)] = []
         var chunkStarts: [UInt64] = []
@@ -57,19 +63,33 @@ struct OutputMovie {
                               sampleDescriptionIndex: chunk.entry))
         }
 
-        let media = track.mediaHeader
+        var media = track.mediaHeader
         let movieTimescale = movie.header.timescale
         guard movieTimescale > 0, media.timescale > 0 else {
             throw RemuxError(.invalidInput, "\(track.path): the movie or media timescale is 0")
         }
+        var editList = track.editList
+        if mediaDuration != media.duration, var edits = editList {
+            for i in edits.entries.indices where !edits.entries[i].isEmpty {
+                let start = UInt64(clamping: edits.entries[i].mediaTime)
+                let available = rescale(mediaDuration > start ? mediaDuration - start : 0, from: media.timescale,
+                                        to: movieTimescale) ?? UInt64.max
+                if edits.entries[i].segmentDuration == 0 || edits.entries[i].segmentDuration > available {
+                    edits.entries[i].segmentDuration = available
+                }
+            }
+            editList = edits
+        }
+        media.duration = mediaDuration
+        self.mediaDuration = mediaDuration
         var trackDuration: UInt64
-        if let edits = track.editList, !edits.entries.isEmpty {
+        if let edits = editList, !edits.entries.isEmpty {
             trackDuration = edits.entries.reduce(UInt64(0)) { total, entry in
                 let (sum, overflow) = total.addingReportingOverflow(entry.segmentDuration)
                 return overflow ? UInt64.max : sum
             }
         } else {
-            trackDuration = rescale(media.duration, from: media.timescale, to: movieTimescale) ?? UInt64.max
+            trackDuration = rescale(mediaDuration, from: media.timescale, to: movieTimescale) ?? UInt64.max
         }
         if trackDuration == UInt64.max {
             throw RemuxError(.invalidInput, "\(track.path): the track's duration does not fit in 64 bits")
@@ -100,7 +120,7 @@ struct OutputMovie {
                 movieHeader.write(to: &moov)
                 moov.box(.trak) { trak in
                     trackHeader.write(to: &trak)
-                    if let edits = track.editList {
+                    if let edits = editList {
                         trak.box(.edts) { edts in edits.write(to: &edts) }
                     }
                     trak.box(.mdia) { mdia in

@@ -10,6 +10,7 @@ struct Arguments {
     var mode: Mode
     var audioTrack: Int?
     var overwrite = false
+    var salvage = false
 
     struct UsageError: Error {
         let message: String
@@ -44,6 +45,8 @@ struct Arguments {
                 list = true
             case "--overwrite":
                 overwrite = true
+            case "--salvage":
+                salvage = true
             case "-t", "--track":
                 guard let value = attached ?? iterator.next() else {
                     throw UsageError(message: "--track needs a number (0 for the first audio track)")

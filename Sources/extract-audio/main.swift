@@ -13,7 +13,7 @@ let version = "0.1.0"
 
 let usage = """
     Usage:
-      extract-audio [--track N] [--overwrite] INPUT OUTPUT.m4a
+      extract-audio [--track N] [--overwrite] [--salvage] INPUT OUTPUT.m4a
       extract-audio --list INPUT
       extract-audio --help | --version
 
@@ -25,6 +25,8 @@ let usage = """
       -t, --track N    extract the N-th audio track, counted from 0 (default 0: the first)
           --overwrite  replace OUTPUT if it exists (atomically); without it an existing
                        OUTPUT is never touched
+          --salvage    when INPUT is truncated (a recording cut short), extract the
+                       complete part and say on stderr how much was recovered
       -l, --list       list the tracks of INPUT and exit
       -h, --help       show this help
           --version    show the version
@@ -45,6 +47,11 @@ let usage = """
 
 func printError(_ message: String) {
     var line = "extract-audio: error: " + message + "\n"
+    line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+}
+
+func printWarning(_ message: String) {
+    var line = "extract-audio: warning: " + message + "\n"
     line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
 }
 
@@ -87,8 +94,13 @@ func run() -> ExitStatus {
             printLine(try TrackList(path: input).table)
         case .extract(let input, let output):
             let options = ExtractionOptions(track: arguments.audioTrack.map { .audioIndex($0) } ?? .firstAudio,
-                                            overwrite: arguments.overwrite)
+                                            overwrite: arguments.overwrite, salvage: arguments.salvage)
             let result = try AudioExtractor.extract(from: input, to: output, options: options)
+            if let salvage = result.salvage {
+                printWarning("\(input) is truncated at byte \(salvage.fileLength) (in the box at byte "
+                             + "\(salvage.cutBoxOffset)); recovered \(formatted(salvage.recoveredSeconds, digits: 3)) s "
+                             + "of audio")
+            }
             printLine("wrote \(result.outputPath): \(result.codec), \(result.sampleRate) Hz, "
                       + "\(result.channelCount) ch, \(formatted(result.duration, digits: 3)) s, "
                       + "\(result.sampleCount) packets, \(result.bytesWritten) bytes")

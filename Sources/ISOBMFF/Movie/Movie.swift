@@ -10,6 +10,10 @@ public struct Movie: Sendable {
     public var mediaDataRanges: [Range<UInt64>]
     /// Whether the movie has `mvex` or the file has `moof` boxes (ISO/IEC 14496-12 § 8.8).
     public var isFragmented: Bool
+    /// Where each complete `moof` box lies, in file order.
+    public var fragmentRanges: [Range<UInt64>]
+    /// The fragment defaults of each track (`mvex/trex`).
+    public var trackExtends: [TrackExtendsBox]
     /// The length of the file.
     public var fileLength: UInt64
     /// When the file ends inside a top-level box (after `moov`), that box's header: the file
@@ -26,9 +30,9 @@ public struct Movie: Sendable {
     public init(reading source: some ByteSource) throws {
         var boxes = TopLevelBoxes(source: source)
         var fileType: FileTypeBox?
-        var movie: (header: MovieHeaderBox, tracks: [Track], range: Range<UInt64>, hasMovieExtends: Bool)?
+        var movie: (header: MovieHeaderBox, tracks: [Track], range: Range<UInt64>, extends: [TrackExtendsBox]?)?
         var mediaData: [Range<UInt64>] = []
-        var hasFragments = false
+        var fragments: [Range<UInt64>] = []
         var truncatedBox: BoxHeader?
         while true {
             let header: BoxHeader
@@ -67,11 +71,11 @@ public struct Movie: Sendable {
                 }
                 let payload = try Self.payload(of: header, in: source)
                 let parsed = try Self.parseMovieBox(payload)
-                movie = (parsed.header, parsed.tracks, header.offset..<header.end, parsed.hasMovieExtends)
+                movie = (parsed.header, parsed.tracks, header.offset..<header.end, parsed.extends)
             case .mdat:
                 mediaData.append(header.offset..<header.end)
             case .moof:
-                hasFragments = true
+                fragments.append(header.offset..<header.end)
             default:
                 break
             }
@@ -86,7 +90,9 @@ public struct Movie: Sendable {
         self.tracks = movie.tracks
         self.movieBoxRange = movie.range
         self.mediaDataRanges = mediaData
-        self.isFragmented = movie.hasMovieExtends || hasFragments
+        self.isFragmented = movie.extends != nil || !fragments.isEmpty
+        self.fragmentRanges = fragments
+        self.trackExtends = movie.extends ?? []
         self.fileLength = source.length
         self.truncatedBox = truncatedBox
     }
@@ -103,12 +109,12 @@ public struct Movie: Sendable {
     }
 
     private static func parseMovieBox(_ moov: ByteReader) throws
-        -> (header: MovieHeaderBox, tracks: [Track], hasMovieExtends: Bool)
+        -> (header: MovieHeaderBox, tracks: [Track], extends: [TrackExtendsBox]?)
     {
         var reader = moov
         var header: MovieHeaderBox?
         var tracks: [Track] = []
-        var hasMovieExtends = false
+        var extends: [TrackExtendsBox]?
         while let (child, payload) = try reader.readBox(depth: 1) {
             switch child.type {
             case .mvhd:
@@ -120,7 +126,14 @@ public struct Movie: Sendable {
                 body.path = "moov/trak[\(tracks.count + 1)]"
                 tracks.append(try Track(parsing: body))
             case .mvex:
-                hasMovieExtends = true
+                var mvex = payload
+                var defaults: [TrackExtendsBox] = extends ?? []
+                while let (box, boxPayload) = try mvex.readBox(depth: 2) {
+                    guard box.type == TrackExtendsBox.type else { continue }
+                    var body = boxPayload
+                    defaults.append(try TrackExtendsBox(parsing: &body))
+                }
+                extends = defaults
             case .moov:
                 throw ISOBMFFError(.duplicateBox, "a moov box inside moov", path: child.path, offset: child.offset)
             default:
@@ -130,7 +143,7 @@ public struct Movie: Sendable {
         guard let header else {
             throw ISOBMFFError(.missingBox, "moov has no mvhd", path: moov.path, offset: moov.fileOffset)
         }
-        return (header, tracks, hasMovieExtends)
+        return (header, tracks, extends)
     }
 }
 

@@ -13,6 +13,24 @@ public struct SampleTableBoxes: Sendable {
     /// Where each table box was found (box path and offset), for errors.
     public var locations: [FourCC: (path: String, offset: UInt64)]
 
+    /// Tables built in memory (see ``SampleTableBuilder``).
+    public init(sampleDescriptions: SampleDescriptionBox, timeToSample: TimeToSampleBox,
+                compositionOffsets: CompositionOffsetBox?, sampleToChunk: SampleToChunkBox,
+                sampleSizes: SampleSizeBox, chunkOffsets: ChunkOffsetBox, syncSamples: SyncSampleBox?,
+                sampleGroupDescriptions: [SampleGroupDescriptionBox], sampleToGroups: [SampleToGroupBox],
+                locations: [FourCC: (path: String, offset: UInt64)] = [:]) {
+        self.sampleDescriptions = sampleDescriptions
+        self.timeToSample = timeToSample
+        self.compositionOffsets = compositionOffsets
+        self.sampleToChunk = sampleToChunk
+        self.sampleSizes = sampleSizes
+        self.chunkOffsets = chunkOffsets
+        self.syncSamples = syncSamples
+        self.sampleGroupDescriptions = sampleGroupDescriptions
+        self.sampleToGroups = sampleToGroups
+        self.locations = locations
+    }
+
     init(parsing stbl: ByteReader, descriptions: SampleDescriptionBox) throws {
         var reader = stbl
         var stts: TimeToSampleBox?

@@ -1,0 +1,209 @@
+/// `trex`: per-track defaults for movie fragments (ISO/IEC 14496-12 § 8.8.3).
+public struct TrackExtendsBox: Box {
+    public static let type: FourCC = "trex"
+    public var version: UInt8 = 0
+    public var flags: UInt32 = 0
+    public var trackID: UInt32
+    public var defaultSampleDescriptionIndex: UInt32
+    public var defaultSampleDuration: UInt32
+    public var defaultSampleSize: UInt32
+    public var defaultSampleFlags: UInt32
+
+    public init(trackID: UInt32, defaultSampleDescriptionIndex: UInt32 = 1, defaultSampleDuration: UInt32 = 0,
+                defaultSampleSize: UInt32 = 0, defaultSampleFlags: UInt32 = 0) {
+        self.trackID = trackID
+        self.defaultSampleDescriptionIndex = defaultSampleDescriptionIndex
+        self.defaultSampleDuration = defaultSampleDuration
+        self.defaultSampleSize = defaultSampleSize
+        self.defaultSampleFlags = defaultSampleFlags
+    }
+
+    public init(parsing payload: inout ByteReader) throws {
+        (version, flags) = try payload.readVersionAndFlags()
+        trackID = try payload.readUInt32()
+        defaultSampleDescriptionIndex = try payload.readUInt32()
+        defaultSampleDuration = try payload.readUInt32()
+        defaultSampleSize = try payload.readUInt32()
+        defaultSampleFlags = try payload.readUInt32()
+    }
+
+    public func write(to writer: inout BoxWriter) {
+        writer.fullBox(Self.type, version: version, flags: flags) { w in
+            w.write(trackID)
+            w.write(defaultSampleDescriptionIndex)
+            w.write(defaultSampleDuration)
+            w.write(defaultSampleSize)
+            w.write(defaultSampleFlags)
+        }
+    }
+}
+
+/// `tfhd`: which track a fragment belongs to, where its data starts and its sample
+/// defaults (ISO/IEC 14496-12 § 8.8.7).
+public struct TrackFragmentHeaderBox: Box {
+    public static let type: FourCC = "tfhd"
+
+    public static let baseDataOffsetPresent: UInt32 = 0x000001
+    public static let sampleDescriptionIndexPresent: UInt32 = 0x000002
+    public static let defaultSampleDurationPresent: UInt32 = 0x000008
+    public static let defaultSampleSizePresent: UInt32 = 0x000010
+    public static let defaultSampleFlagsPresent: UInt32 = 0x000020
+    public static let durationIsEmpty: UInt32 = 0x010000
+    public static let defaultBaseIsMoof: UInt32 = 0x020000
+
+    public var version: UInt8 = 0
+    public var flags: UInt32
+    public var trackID: UInt32
+    public var baseDataOffset: UInt64?
+    public var sampleDescriptionIndex: UInt32?
+    public var defaultSampleDuration: UInt32?
+    public var defaultSampleSize: UInt32?
+    public var defaultSampleFlags: UInt32?
+
+    public init(trackID: UInt32, flags: UInt32 = TrackFragmentHeaderBox.defaultBaseIsMoof) {
+        self.trackID = trackID
+        self.flags = flags
+    }
+
+    public init(parsing payload: inout ByteReader) throws {
+        (version, flags) = try payload.readVersionAndFlags()
+        trackID = try payload.readUInt32()
+        if flags & Self.baseDataOffsetPresent != 0 { baseDataOffset = try payload.readUInt64() }
+        if flags & Self.sampleDescriptionIndexPresent != 0 { sampleDescriptionIndex = try payload.readUInt32() }
+        if flags & Self.defaultSampleDurationPresent != 0 { defaultSampleDuration = try payload.readUInt32() }
+        if flags & Self.defaultSampleSizePresent != 0 { defaultSampleSize = try payload.readUInt32() }
+        if flags & Self.defaultSampleFlagsPresent != 0 { defaultSampleFlags = try payload.readUInt32() }
+    }
+
+    public func write(to writer: inout BoxWriter) {
+        var flags = self.flags & (Self.durationIsEmpty | Self.defaultBaseIsMoof)
+        if baseDataOffset != nil { flags |= Self.baseDataOffsetPresent }
+        if sampleDescriptionIndex != nil { flags |= Self.sampleDescriptionIndexPresent }
+        if defaultSampleDuration != nil { flags |= Self.defaultSampleDurationPresent }
+        if defaultSampleSize != nil { flags |= Self.defaultSampleSizePresent }
+        if defaultSampleFlags != nil { flags |= Self.defaultSampleFlagsPresent }
+        writer.fullBox(Self.type, version: version, flags: flags) { w in
+            w.write(trackID)
+            if let baseDataOffset { w.write(baseDataOffset) }
+            if let sampleDescriptionIndex { w.write(sampleDescriptionIndex) }
+            if let defaultSampleDuration { w.write(defaultSampleDuration) }
+            if let defaultSampleSize { w.write(defaultSampleSize) }
+            if let defaultSampleFlags { w.write(defaultSampleFlags) }
+        }
+    }
+}
+
+/// `tfdt`: the decode time of a fragment's first sample (ISO/IEC 14496-12 § 8.8.12).
+public struct TrackFragmentDecodeTimeBox: Box {
+    public static let type: FourCC = "tfdt"
+    public var version: UInt8
+    public var flags: UInt32 = 0
+    public var baseMediaDecodeTime: UInt64
+
+    public init(baseMediaDecodeTime: UInt64) {
+        version = baseMediaDecodeTime > UInt64(UInt32.max) ? 1 : 0
+        self.baseMediaDecodeTime = baseMediaDecodeTime
+    }
+
+    public init(parsing payload: inout ByteReader) throws {
+        (version, flags) = try payload.readVersionAndFlags()
+        try payload.check(version: version, in: 0...1)
+        baseMediaDecodeTime = version == 1 ? try payload.readUInt64() : UInt64(try payload.readUInt32())
+    }
+
+    public func write(to writer: inout BoxWriter) {
+        let version = max(version, versionFor(baseMediaDecodeTime))
+        writer.fullBox(Self.type, version: version, flags: flags) { w in
+            if version == 1 { w.write(baseMediaDecodeTime) } else { w.write(UInt32(truncatingIfNeeded: baseMediaDecodeTime)) }
+        }
+    }
+}
+
+/// `trun`: a run of contiguous samples of one track fragment, with whichever per-sample
+/// fields its flags select (ISO/IEC 14496-12 § 8.8.8). Absent fields come from `tfhd`,
+/// then `trex`.
+public struct TrackRunBox: Box {
+    public static let type: FourCC = "trun"
+
+    public static let dataOffsetPresent: UInt32 = 0x000001
+    public static let firstSampleFlagsPresent: UInt32 = 0x000004
+    public static let sampleDurationPresent: UInt32 = 0x000100
+    public static let sampleSizePresent: UInt32 = 0x000200
+    public static let sampleFlagsPresent: UInt32 = 0x000400
+    public static let sampleCompositionTimeOffsetPresent: UInt32 = 0x000800
+
+    public var version: UInt8
+    public var flags: UInt32
+    public var sampleCount: UInt32
+    /// Relative to the fragment's base data offset.
+    public var dataOffset: Int32?
+    public var firstSampleFlags: UInt32?
+    public var durations: [UInt32]
+    public var sizes: [UInt32]
+    public var sampleFlags: [UInt32]
+    /// Raw 32 bits: unsigned in version 0, signed in version 1.
+    public var compositionTimeOffsets: [UInt32]
+
+    public init(version: UInt8 = 0, sampleCount: UInt32, dataOffset: Int32? = nil, durations: [UInt32] = [],
+                sizes: [UInt32] = [], compositionTimeOffsets: [UInt32] = []) {
+        self.version = version
+        self.sampleCount = sampleCount
+        self.dataOffset = dataOffset
+        self.firstSampleFlags = nil
+        self.durations = durations
+        self.sizes = sizes
+        self.sampleFlags = []
+        self.compositionTimeOffsets = compositionTimeOffsets
+        flags = (dataOffset != nil ? Self.dataOffsetPresent : 0)
+            | (durations.isEmpty ? 0 : Self.sampleDurationPresent) | (sizes.isEmpty ? 0 : Self.sampleSizePresent)
+            | (compositionTimeOffsets.isEmpty ? 0 : Self.sampleCompositionTimeOffsetPresent)
+    }
+
+    public init(parsing payload: inout ByteReader) throws {
+        (version, flags) = try payload.readVersionAndFlags()
+        try payload.check(version: version, in: 0...1)
+        let countOffset = payload.fileOffset
+        sampleCount = try payload.readUInt32()
+        if flags & Self.dataOffsetPresent != 0 { dataOffset = try payload.readInt32() }
+        if flags & Self.firstSampleFlagsPresent != 0 { firstSampleFlags = try payload.readUInt32() }
+        let runFlags = flags
+        let fields = [Self.sampleDurationPresent, Self.sampleSizePresent, Self.sampleFlagsPresent,
+                      Self.sampleCompositionTimeOffsetPresent].filter { runFlags & $0 != 0 }
+        let needed = UInt64(sampleCount) * UInt64(fields.count * 4)  // < 2^36.
+        guard needed <= UInt64(payload.remaining) else {
+            throw payload.error(.countExceedsBox, "trun sample count \(sampleCount) needs \(needed) bytes, the box "
+                                + "has \(payload.remaining)", at: countOffset)
+        }
+        let count = fields.isEmpty ? 0 : Int(sampleCount)
+        durations = []
+        sizes = []
+        sampleFlags = []
+        compositionTimeOffsets = []
+        let hasDuration = flags & Self.sampleDurationPresent != 0
+        let hasSize = flags & Self.sampleSizePresent != 0
+        let hasFlags = flags & Self.sampleFlagsPresent != 0
+        let hasOffset = flags & Self.sampleCompositionTimeOffsetPresent != 0
+        if hasDuration { durations.reserveCapacity(count) }
+        if hasSize { sizes.reserveCapacity(count) }
+        for _ in 0..<count {
+            if hasDuration { durations.append(try payload.readUInt32()) }
+            if hasSize { sizes.append(try payload.readUInt32()) }
+            if hasFlags { sampleFlags.append(try payload.readUInt32()) }
+            if hasOffset { compositionTimeOffsets.append(try payload.readUInt32()) }
+        }
+    }
+
+    public func write(to writer: inout BoxWriter) {
+        writer.fullBox(Self.type, version: version, flags: flags) { w in
+            w.write(sampleCount)
+            if let dataOffset { w.write(dataOffset) }
+            if let firstSampleFlags { w.write(firstSampleFlags) }
+            for i in 0..<Int(sampleCount) {
+                if flags & Self.sampleDurationPresent != 0 { w.write(durations[i]) }
+                if flags & Self.sampleSizePresent != 0 { w.write(sizes[i]) }
+                if flags & Self.sampleFlagsPresent != 0 { w.write(sampleFlags[i]) }
+                if flags & Self.sampleCompositionTimeOffsetPresent != 0 { w.write(compositionTimeOffsets[i]) }
+            }
+        }
+    }
+}
