@@ -221,10 +221,14 @@ final class SyntheticExtractionTests: XCTestCase {
         var pcm = SyntheticMovie()
         pcm.sampleEntries = [AudioSampleEntry.isoEntry(format: "sowt", channelCount: 2, sampleRate: 44100, children: [])]
         assertFails(.unsupportedCodec, pcm)
-        var mp3 = SyntheticMovie()
-        mp3.sampleEntries = [AudioSampleEntry.isoEntry(format: .mp4a, channelCount: 2, sampleRate: 44100,
-                                                       children: [SyntheticMovie.esds(objectType: 0x6B, config: [])])]
-        assertFails(.unsupportedCodec, mp3)
+        var visual = SyntheticMovie()
+        visual.sampleEntries = [AudioSampleEntry.isoEntry(format: .mp4a, channelCount: 2, sampleRate: 44100,
+                                                          children: [SyntheticMovie.esds(objectType: 0x20, config: [])])]
+        assertFails(.unsupportedCodec, visual)
+        var unknown = SyntheticMovie()
+        unknown.sampleEntries = [AudioSampleEntry.isoEntry(format: "samr", channelCount: 1, sampleRate: 8000,
+                                                           children: [])]
+        assertFails(.unsupportedCodec, unknown)
         var encrypted = SyntheticMovie()
         encrypted.sampleEntries = [AudioSampleEntry.isoEntry(format: .enca, channelCount: 2, sampleRate: 44100,
                                                              children: [])]

@@ -21,8 +21,17 @@ public struct AudioSampleEntry: Sendable, Equatable {
     public var children: [(type: FourCC, bytes: [UInt8])]
     /// The `esds`, directly inside the entry or inside `wave`.
     public var elementaryStreamDescriptor: ElementaryStreamDescriptorBox?
-    /// Whether the `esds` was found inside a QuickTime `wave` box.
+    /// Whether the entry has a QuickTime `wave` box (which wraps the codec configuration).
     public var hasWaveBox: Bool
+    /// The children of a QuickTime `wave` box (`frma`, `esds`, `alac`, …), each with its
+    /// header; empty without `wave`.
+    public var waveChildren: [(type: FourCC, bytes: [UInt8])]
+
+    /// The first box of `type` among the children, then inside `wave`: where a codec keeps
+    /// its configuration (`esds`, `alac`, `dac3`, `dec3`, `dOps`, `dfLa`).
+    public func configurationBox(_ type: FourCC) -> [UInt8]? {
+        children.first { $0.type == type }?.bytes ?? waveChildren.first { $0.type == type }?.bytes
+    }
 
     public static func == (lhs: AudioSampleEntry, rhs: AudioSampleEntry) -> Bool {
         lhs.format == rhs.format && lhs.dataReferenceIndex == rhs.dataReferenceIndex && lhs.version == rhs.version
@@ -32,6 +41,7 @@ public struct AudioSampleEntry: Sendable, Equatable {
             && lhs.children.map(\.type) == rhs.children.map(\.type)
             && lhs.children.map(\.bytes) == rhs.children.map(\.bytes)
             && lhs.elementaryStreamDescriptor == rhs.elementaryStreamDescriptor && lhs.hasWaveBox == rhs.hasWaveBox
+            && lhs.waveChildren.map(\.bytes) == rhs.waveChildren.map(\.bytes)
     }
 
     /// Parses an entry from its bytes.
@@ -70,6 +80,7 @@ public struct AudioSampleEntry: Sendable, Equatable {
         children = []
         elementaryStreamDescriptor = nil
         hasWaveBox = false
+        waveChildren = []
         // QuickTime writers may end the list with a 4-byte zero terminator: stop at < 8 bytes.
         while body.remaining >= 8, let (child, childPayload) = try body.readBox(depth: 7) {
             var childBytes = childPayload
@@ -77,12 +88,13 @@ public struct AudioSampleEntry: Sendable, Equatable {
                 elementaryStreamDescriptor = try ElementaryStreamDescriptorBox(parsing: &childBytes)
             } else if child.type == .wave {
                 var wave = childPayload
+                hasWaveBox = true
                 while wave.remaining >= 8, let (inner, innerPayload) = try wave.readBox(depth: 8) {
                     if inner.type == .esds {
                         var esds = innerPayload
                         elementaryStreamDescriptor = try ElementaryStreamDescriptorBox(parsing: &esds)
-                        hasWaveBox = true
                     }
+                    waveChildren.append((inner.type, Array(entry.bytes[Self.range(of: inner, in: entry)])))
                 }
             }
             children.append((child.type, Array(entry.bytes[Self.range(of: child, in: entry)])))

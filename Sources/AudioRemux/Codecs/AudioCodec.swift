@@ -1,0 +1,156 @@
+import ISOBMFF
+
+/// What an audio sample entry holds, and whether it can be stream-copied into an M4A.
+public struct AudioCodec: Sendable {
+    /// The codecs an M4A (an ISO base media file) can carry.
+    public enum Kind: String, Sendable {
+        case aac, mp3, mp2, alac, ac3, eac3, opus, flac
+    }
+
+    public var kind: Kind
+    public var entry: AudioSampleEntry
+    /// The box that configures the decoder (`esds`, `alac`, `dac3`, `dec3`, `dOps`, `dfLa`),
+    /// with its header, exactly as in the input.
+    public var configurationBox: [UInt8]
+    /// For `mp4a`: the ES descriptor and, for AAC, its AudioSpecificConfig.
+    public var descriptor: ElementaryStreamDescriptorBox?
+    public var config: AudioSpecificConfig?
+    /// The sample rate the stream decodes to.
+    public var sampleRate: Int
+    public var channelCount: Int
+
+    /// MPEG-4 audio and the three MPEG-2 AAC profiles (ISO/IEC 14496-1 Table 5).
+    static let aacObjectTypeIndications: Set<UInt8> = [0x40, 0x66, 0x67, 0x68]
+
+    static let pcmFormats: Set<FourCC> = ["lpcm", "twos", "sowt", "in24", "in32", "fl32", "fl64", "raw ", "NONE",
+                                          "ulaw", "alaw", "ima4"]
+
+    /// The configuration box each non-`mp4a` format needs.
+    static let configurationTypes: [FourCC: (Kind, FourCC)] = [
+        "alac": (.alac, "alac"), "ac-3": (.ac3, "dac3"), "ec-3": (.eac3, "dec3"), "Opus": (.opus, "dOps"),
+        "fLaC": (.flac, "dfLa"),
+    ]
+
+    init(entry description: SampleDescriptionBox.Entry, quickTimeLayout: Bool) throws {
+        let format = description.format
+        let place = "\(description.path) at byte \(description.fileOffset)"
+        if format == .enca {
+            throw RemuxError(.unsupportedInput, "the audio track is encrypted (enca): it cannot be extracted")
+        }
+        if Self.pcmFormats.contains(format) {
+            throw RemuxError(.unsupportedCodec, "unsupported codec '\(format)' (PCM or another QuickTime-only "
+                             + "audio format): it cannot be stream-copied into M4A")
+        }
+        guard format == .mp4a || Self.configurationTypes[format] != nil else {
+            throw RemuxError(.unsupportedCodec, "unsupported codec '\(format)': it cannot be stream-copied into "
+                             + "M4A (supported: AAC, MP3/MP2 in mp4a, ALAC, AC-3, E-AC-3, Opus, FLAC)")
+        }
+        let entry: AudioSampleEntry
+        do {
+            entry = try AudioSampleEntry(parsing: description, quickTimeLayout: quickTimeLayout)
+        } catch let error as ISOBMFFError {
+            throw RemuxError(error)
+        }
+        self.entry = entry
+        descriptor = nil
+        config = nil
+        let fieldRate = entry.sampleRateV2.flatMap { Int(exactly: $0.rounded()) } ?? Int(entry.sampleRate >> 16)
+        let fieldChannels = Int(entry.channelCountV2 ?? UInt32(entry.channelCount))
+
+        if let (kind, boxType) = Self.configurationTypes[format] {
+            guard let box = entry.configurationBox(boxType) else {
+                throw RemuxError(.invalidInput, "\(place): '\(format)' sample entry has no \(boxType) box")
+            }
+            self.kind = kind
+            configurationBox = box
+            let payload = Array(box.dropFirst(8))
+            do {
+                switch kind {
+                case .ac3:
+                    let parsed = try AC3Configuration(payload: payload)
+                    (sampleRate, channelCount) = (parsed.sampleRate, parsed.channelCount)
+                case .eac3:
+                    let parsed = try EAC3Configuration(payload: payload)
+                    (sampleRate, channelCount) = (parsed.sampleRate, parsed.channelCount)
+                case .opus:
+                    (sampleRate, channelCount) = (48000, try OpusConfiguration(payload: payload).channelCount)
+                case .flac:
+                    let parsed = try FLACConfiguration(payload: payload)
+                    (sampleRate, channelCount) = (parsed.sampleRate, parsed.channelCount)
+                default:
+                    let parsed = try ALACConfiguration(payload: payload)
+                    (sampleRate, channelCount) = (parsed.sampleRate, parsed.channelCount)
+                }
+            } catch {
+                throw RemuxError(.invalidInput, "\(place): the \(boxType) box is malformed")
+            }
+            return
+        }
+
+        guard let descriptor = entry.elementaryStreamDescriptor, let esds = entry.configurationBox(.esds) else {
+            throw RemuxError(.invalidInput, "\(place): mp4a sample entry has no esds box, so the codec is unknown")
+        }
+        self.descriptor = descriptor
+        configurationBox = esds
+        let objectType = descriptor.objectTypeIndication
+        switch objectType {
+        case 0x6B, 0x69:
+            // MPEG-1/2 audio; layer III is by far the most common (ISO/IEC 14496-1 Table 5).
+            kind = .mp3
+            (sampleRate, channelCount) = (fieldRate, fieldChannels)
+            return
+        case _ where Self.aacObjectTypeIndications.contains(objectType):
+            kind = .aac
+        default:
+            throw RemuxError(.unsupportedCodec, "unsupported codec 'mp4a' with object type 0x\(hex(objectType)): "
+                             + "it cannot be stream-copied into M4A")
+        }
+        if let info = descriptor.decoderSpecificInfo, !info.isEmpty {
+            guard let parsed = try? AudioSpecificConfig(parsing: info) else {
+                throw RemuxError(.invalidInput, "\(place): the AudioSpecificConfig in esds is malformed")
+            }
+            config = parsed
+        } else if objectType == 0x40 {
+            throw RemuxError(.invalidInput, "\(place): esds has no AudioSpecificConfig for MPEG-4 audio")
+        }
+        if let config, objectType == 0x40, !config.isAAC {
+            if [32, 33, 34].contains(config.audioObjectType) {
+                kind = config.audioObjectType == 34 ? .mp3 : .mp2
+            } else {
+                throw RemuxError(.unsupportedCodec, "unsupported codec: MPEG-4 audio object type "
+                                 + "\(config.audioObjectType) is neither AAC nor MPEG audio")
+            }
+        }
+        sampleRate = config.map { $0.extensionSamplingFrequency ?? $0.samplingFrequency } ?? fieldRate
+        channelCount = config?.channelCount ?? fieldChannels
+    }
+
+    /// The RFC 6381 codec string, such as `mp4a.40.2`, `mp4a.6B`, `ac-3`, `Opus`.
+    public var codecString: String {
+        switch kind {
+        case .aac, .mp3, .mp2:
+            guard let descriptor else { return "mp4a" }
+            if descriptor.objectTypeIndication == 0x40, let config { return "mp4a.40.\(config.audioObjectType)" }
+            return "mp4a.\(hex(descriptor.objectTypeIndication))"
+        default:
+            return entry.format.description
+        }
+    }
+
+    /// The entry as it must appear in an M4A: ISO version 0 entries are kept byte for byte;
+    /// QuickTime version 1/2 descriptions and `wave`-wrapped configurations are rewritten as
+    /// an ISO entry carrying the same configuration box, as FFmpeg does.
+    func outputEntry(original: SampleDescriptionBox.Entry) -> [UInt8] {
+        guard entry.version != 0 || entry.hasWaveBox else { return original.bytes }
+        var box = configurationBox
+        if let descriptor, entry.hasWaveBox { box = descriptor.serialized }
+        return AudioSampleEntry.isoEntry(format: entry.format, channelCount: UInt16(clamping: channelCount),
+                                         sampleSize: entry.sampleSize == 0 ? 16 : entry.sampleSize,
+                                         sampleRate: UInt32(clamping: sampleRate), children: [box])
+    }
+}
+
+func hex(_ byte: UInt8) -> String {
+    let digits = Array("0123456789ABCDEF")
+    return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+}
