@@ -6,6 +6,8 @@ public enum TrackChoice: Sendable, Equatable {
     case firstAudio
     /// The N-th audio track, 0-based (FFmpeg's `-map 0:a:N`).
     case audioIndex(Int)
+    /// The track with this ID (`tkhd` track_ID), which must be audio.
+    case trackID(UInt32)
 }
 
 public struct ExtractionOptions: Sendable {
@@ -45,6 +47,8 @@ public struct ExtractionResult: Sendable, Equatable {
     public var bytesWritten: UInt64
     /// Set when a truncated input was salvaged.
     public var salvage: SalvageReport?
+    /// Things the user may want to know: the track was disabled, or one of an alternate group.
+    public var notes: [String] = []
 }
 
 /// What was recovered from a truncated input.

@@ -40,7 +40,7 @@ struct Extraction {
         }
         self.codec = codec
         plan = try OutputMovie(movie: movie, track: track, table: table, entries: entries, entryIndex: entryIndex,
-                               addAACRoll: true, mediaDuration: Self.mediaDuration(of: track, table: table,
+                               codec: codec.kind, mediaDuration: Self.mediaDuration(of: track, table: table,
                                                                                    movie: movie, salvage: salvage))
     }
 
@@ -62,7 +62,7 @@ struct Extraction {
                          sampleRate: codec.sampleRate, channelCount: codec.channelCount,
                          sampleCount: table.sampleCount,
                          duration: Double(plan.mediaDuration) / Double(track.mediaHeader.timescale),
-                         bytesWritten: bytesWritten, salvage: salvage)
+                         bytesWritten: bytesWritten, salvage: salvage, notes: notes)
     }
 
     static func select(_ choice: TrackChoice, in movie: Movie, name: String) throws -> Track {
@@ -71,10 +71,17 @@ struct Extraction {
         switch choice {
         case .firstAudio: wanted = 0
         case .audioIndex(let n): wanted = n
+        case .trackID(let id):
+            guard let track = movie.tracks.first(where: { $0.trackID == id }) else {
+                throw RemuxError(.noAudioTrack, "\(name) has no track with ID \(id) (it has \(describe(movie.tracks)))")
+            }
+            guard track.isAudio else {
+                throw RemuxError(.noAudioTrack, "track \(id) of \(name) is not audio (it has \(describe(movie.tracks)))")
+            }
+            return track
         }
         guard wanted >= 0, wanted < audio.count else {
-            let kinds = movie.tracks.map { "\($0.trackID):\($0.handlerType)" }.joined(separator: ", ")
-            let has = movie.tracks.isEmpty ? "no tracks" : "tracks \(kinds)"
+            let has = describe(movie.tracks)
             if audio.isEmpty {
                 throw RemuxError(.noAudioTrack, "\(name) has no audio track (it has \(has))")
             }
@@ -82,6 +89,27 @@ struct Extraction {
                              + "(numbered from 0; \(has))")
         }
         return audio[wanted]
+    }
+
+    /// "tracks 1 (vide), 2 (soun)" for messages.
+    static func describe(_ tracks: [Track]) -> String {
+        tracks.isEmpty ? "no tracks" : "tracks " + tracks.map { "\($0.trackID) (\($0.handlerType))" }
+            .joined(separator: ", ")
+    }
+
+    /// Notes for the user about the chosen track: disabled, or one of an alternate group.
+    var notes: [String] {
+        var notes: [String] = []
+        if !track.header.isEnabled {
+            notes.append("track \(track.trackID) is marked disabled in the input; it was extracted as an enabled track")
+        }
+        let group = track.header.alternateGroup
+        let alternates = movie.tracks.filter { $0.isAudio && $0.header.alternateGroup == group && group != 0 }
+        if alternates.count > 1 {
+            notes.append("track \(track.trackID) is one of \(alternates.count) alternative audio tracks (group \(group): "
+                         + "IDs \(alternates.map { String($0.trackID) }.joined(separator: ", "))); use --track-id for another")
+        }
+        return notes
     }
 
     /// Refuses tracks whose samples live in another file (a `dref` entry without the

@@ -15,13 +15,25 @@ struct OutputMovie {
     /// Output chunks hold at most this many bytes of samples.
     static let chunkByteLimit: UInt64 = 1 << 20
 
-    static let fileTypeBox = FileTypeBox(majorBrand: .m4a, minorVersion: 0x200,
-                                         compatibleBrands: [.m4a, .mp42, .isom])
+    /// The brands for an output holding `codec`: `M4A ` for the codecs Apple's M4A
+    /// carries (AAC, ALAC, AC-3, E-AC-3); plain ISO brands for the others, with `Opus` for
+    /// Opus as its ISOBMFF mapping asks.
+    static func fileType(for codec: AudioCodec.Kind) -> FileTypeBox {
+        switch codec {
+        case .aac, .alac, .ac3, .eac3:
+            FileTypeBox(majorBrand: .m4a, minorVersion: 0x200, compatibleBrands: [.m4a, .mp42, .isom])
+        case .opus:
+            FileTypeBox(majorBrand: .isom, minorVersion: 0x200, compatibleBrands: [.isom, "iso2", .mp42, "Opus"])
+        case .mp3, .mp2, .flac:
+            FileTypeBox(majorBrand: .isom, minorVersion: 0x200, compatibleBrands: [.isom, "iso2", .mp42])
+        }
+    }
 
     /// - Parameters:
     ///   - entries: the output's sample entries; `entryIndex` maps an input `stsd` index
     ///     (1-based) to its 1-based index among them.
-    ///   - addAACRoll: write the AAC roll-recovery group (-1) when the input has none.
+    ///   - codec: decides the brands, and for AAC the roll-recovery group (-1) written when
+    ///     the input has none, as FFmpeg does.
     /// The media duration written in `mdhd`.
     var mediaDuration: UInt64
 
@@ -29,7 +41,8 @@ struct OutputMovie {
     ///     (fragmented or salvaged input), edits of duration 0 or running past the media
     ///     are fitted to it.
     init(movie: Movie, track: Track, table: SampleTable, entries: [[UInt8]], entryIndex: [UInt32: UInt32],
-         addAACRoll: Bool, mediaDuration: UInt64) throws {
+         codec: AudioCodec.Kind, mediaDuration: UInt64) throws {
+        let addAACRoll = codec == .aac
         // Output chunks: consecutive samples up to chunkByteLimit, split where the entry changes.
         var chunkSamples: [(count: UInt32, entry: UInt32)] = []
         var chunkStarts: [UInt64] = []
@@ -148,7 +161,7 @@ struct OutputMovie {
             return w.bytes
         }
 
-        fileType = Self.fileTypeBox.serialized
+        fileType = Self.fileType(for: codec).serialized
         payloadSize = table.totalSampleBytes
         mediaDataHeader = MediaDataHeader.bytes(payloadSize: payloadSize)
         // The moov size depends on stco versus co64, which depends on the offsets, which

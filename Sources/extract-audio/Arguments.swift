@@ -2,13 +2,14 @@
 struct Arguments {
     enum Mode: Equatable {
         case extract(input: String, output: String)
-        case list(input: String)
+        case probe(input: String, json: Bool)
         case help
         case version
     }
 
     var mode: Mode
     var audioTrack: Int?
+    var trackID: UInt32?
     var overwrite = false
     var salvage = false
 
@@ -19,6 +20,7 @@ struct Arguments {
     init(_ arguments: [String]) throws {
         var positional: [String] = []
         var list = false
+        var json = false
         var help = false
         var version = false
         var iterator = arguments.makeIterator()
@@ -43,6 +45,8 @@ struct Arguments {
                 version = true
             case "-l", "--list":
                 list = true
+            case "--json":
+                json = true
             case "--overwrite":
                 overwrite = true
             case "--salvage":
@@ -55,6 +59,11 @@ struct Arguments {
                     throw UsageError(message: "--track takes a number from 0 (the first audio track), not '\(value)'")
                 }
                 audioTrack = number
+            case "--track-id":
+                guard let value = attached ?? iterator.next(), let id = UInt32(value), id > 0 else {
+                    throw UsageError(message: "--track-id takes a track ID from --list (1 or more)")
+                }
+                trackID = id
             default:
                 throw UsageError(message: "unknown option '\(argument)' (see --help)")
             }
@@ -63,12 +72,17 @@ struct Arguments {
             mode = .help
         } else if version {
             mode = .version
-        } else if list {
-            guard positional.count == 1 else {
-                throw UsageError(message: "--list takes exactly one input file")
+        } else if list || positional.first == "probe" {
+            let inputs = positional.first == "probe" && !list ? Array(positional.dropFirst()) : positional
+            guard inputs.count == 1 else {
+                throw UsageError(message: "probe (or --list) takes exactly one input file")
             }
-            mode = .list(input: positional[0])
+            mode = .probe(input: inputs[0], json: json)
         } else {
+            if json { throw UsageError(message: "--json goes with probe") }
+            if audioTrack != nil && trackID != nil {
+                throw UsageError(message: "use --track or --track-id, not both")
+            }
             guard positional.count == 2 else {
                 throw UsageError(message: positional.count < 2
                                  ? "needs an input and an output file: extract-audio INPUT OUTPUT.m4a"

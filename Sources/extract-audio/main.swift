@@ -13,28 +13,34 @@ let version = "0.1.0"
 
 let usage = """
     Usage:
-      extract-audio [--track N] [--overwrite] [--salvage] INPUT OUTPUT.m4a
-      extract-audio --list INPUT
+      extract-audio [--track N | --track-id ID] [--overwrite] [--salvage] INPUT OUTPUT.m4a
+      extract-audio probe [--json] INPUT
       extract-audio --help | --version
 
-    Copies an audio track of an MP4/MOV/M4A file into a new .m4a without re-encoding:
-    the AAC packets and their timing are kept exactly (like ffmpeg -c:a copy), and only
-    the audio bytes of the input are read.
+    Copies an audio track of an MP4/MOV/M4A/3GP file (regular or fragmented) into a new
+    .m4a without re-encoding: the packets and their timing are kept exactly (like
+    ffmpeg -c:a copy), and only the audio bytes of the input are read. Codecs: AAC,
+    MP3/MP2 in mp4a, ALAC, AC-3, E-AC-3, Opus, FLAC.
 
     Options:
       -t, --track N    extract the N-th audio track, counted from 0 (default 0: the first)
+          --track-id ID
+                       extract the audio track with this track ID (see probe)
           --overwrite  replace OUTPUT if it exists (atomically); without it an existing
                        OUTPUT is never touched
           --salvage    when INPUT is truncated (a recording cut short), extract the
                        complete part and say on stderr how much was recovered
-      -l, --list       list the tracks of INPUT and exit
+      probe INPUT      describe INPUT and its tracks (codec, sample rate, channels,
+                       duration, samples, bitrate, language, enabled); --json for
+                       machine-readable output. --list INPUT is the same table.
       -h, --help       show this help
           --version    show the version
 
     Examples:
       extract-audio talk.mp4 talk.m4a
       extract-audio --track 1 interview.mov commentary.m4a
-      extract-audio --list movie.mp4
+      extract-audio --salvage crashed-recording.mp4 rescued.m4a
+      extract-audio probe --json movie.mp4
 
     The output is written under a temporary name beside OUTPUT and moved into place only
     when complete; on failure or Ctrl-C nothing is left behind.
@@ -90,12 +96,15 @@ func run() -> ExitStatus {
             printLine(usage)
         case .version:
             printLine("extract-audio \(version)")
-        case .list(let input):
-            printLine(try TrackList(path: input).table)
+        case .probe(let input, let json):
+            let report = try AudioExtractor.probe(input)
+            printLine(json ? Probe.json(report, path: input) : Probe.text(report))
         case .extract(let input, let output):
-            let options = ExtractionOptions(track: arguments.audioTrack.map { .audioIndex($0) } ?? .firstAudio,
-                                            overwrite: arguments.overwrite, salvage: arguments.salvage)
+            let track: TrackChoice = arguments.trackID.map { .trackID($0) }
+                ?? arguments.audioTrack.map { .audioIndex($0) } ?? .firstAudio
+            let options = ExtractionOptions(track: track, overwrite: arguments.overwrite, salvage: arguments.salvage)
             let result = try AudioExtractor.extract(from: input, to: output, options: options)
+            for note in result.notes { printWarning(note) }
             if let salvage = result.salvage {
                 printWarning("\(input) is truncated at byte \(salvage.fileLength) (in the box at byte "
                              + "\(salvage.cutBoxOffset)); recovered \(formatted(salvage.recoveredSeconds, digits: 3)) s "

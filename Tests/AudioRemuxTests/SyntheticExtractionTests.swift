@@ -179,7 +179,7 @@ final class SyntheticExtractionTests: XCTestCase {
         let movie = try Movie(reading: MemoryByteSource(movieBytes))
         let table = try SampleTable(boxes: movie.tracks[0].sampleTable(), fileLength: 7 << 30)
         let plan = try OutputMovie(movie: movie, track: movie.tracks[0], table: table,
-                                   entries: [SyntheticMovie.aacEntry], entryIndex: [1: 1], addAACRoll: true,
+                                   entries: [SyntheticMovie.aacEntry], entryIndex: [1: 1], codec: .aac,
                                    mediaDuration: movie.tracks[0].mediaHeader.duration)
         XCTAssertEqual(plan.payloadSize, 6 << 30)
         XCTAssertEqual(plan.mediaDataHeader.count, 16)

@@ -70,7 +70,8 @@ final class CLITests: XCTestCase {
     func testHelpAndVersion() throws {
         let help = try run(["--help"])
         XCTAssertEqual(help.status, 0)
-        for text in ["Usage:", "--track N", "--overwrite", "--list", "Examples:", "Exit status:", "79 no audio track"] {
+        for text in ["Usage:", "--track N", "--track-id", "--overwrite", "--salvage", "probe", "Examples:",
+                     "Exit status:", "79 no audio track"] {
             XCTAssertTrue(help.stdout.contains(text), "help lacks \(text)")
         }
         let version = try run(["--version"])
@@ -126,13 +127,48 @@ final class CLITests: XCTestCase {
         XCTAssertGreaterThan(readFile(existing).count, 3)
     }
 
-    func testListShowsEveryTrack() throws {
-        let input = directory.write("in.mp4", SyntheticMovie().build())
-        let result = try run(["--list", input])
+    func testProbeShowsEveryTrack() throws {
+        let result = try run(["probe", fixture("aac-two-audio.mp4")])
         XCTAssertEqual(result.status, 0, result.stderr)
-        let lines = result.stdout.split(separator: "\n")
-        XCTAssertEqual(lines.count, 2)
-        XCTAssertTrue(lines[0].hasPrefix("#    ID  KIND"), String(lines[0]))
-        XCTAssertTrue(lines[1].hasPrefix("a:0  1   audio  mp4a"), String(lines[1]))
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines[0].hasPrefix("brands:     isom"), lines[0])
+        let table = Array(lines.drop { !$0.hasPrefix("#") })
+        XCTAssertEqual(table.count, 4, result.stdout)
+        XCTAssertEqual(table[1].split(separator: " ").prefix(3), ["1", "video", "avc1.42c00b"])
+        XCTAssertTrue(table[2].hasPrefix("a:0  2   audio  mp4a.40.2"), table[2])
+        XCTAssertTrue(table[3].contains("no"), "the second audio track is disabled: \(table[3])")
+        XCTAssertEqual(try run(["--list", fixture("aac-two-audio.mp4")]).stdout, result.stdout)
+    }
+
+    func testProbeJSON() throws {
+        let result = try run(["probe", "--json", fixture("aac-quicktime.mov")])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((json["brands"] as? [String: Any])?["major"] as? String, "qt  ")
+        XCTAssertEqual(json["fragmented"] as? Bool, false)
+        let tracks = try XCTUnwrap(json["tracks"] as? [[String: Any]])
+        XCTAssertEqual(tracks.map { $0["kind"] as? String }, ["video", "audio"])
+        let audio = tracks[1]
+        XCTAssertEqual(audio["codec"] as? String, "mp4a.40.2")
+        XCTAssertEqual(audio["sample_rate"] as? Int, 44100)
+        XCTAssertEqual(audio["channels"] as? Int, 2)
+        XCTAssertEqual(audio["priming_samples"] as? Int, 1024)
+        XCTAssertEqual(audio["sample_count"] as? Int, 131)
+        XCTAssertEqual(try XCTUnwrap(audio["duration"] as? Double), 3.0, accuracy: 1e-9)
+        XCTAssertEqual(tracks[0]["width"] as? Int, 160)
+    }
+
+    func testTrackChoice() throws {
+        let input = fixture("aac-two-audio.mp4")
+        let second = try run(["--track", "1", input, directory.file("second.m4a")])
+        XCTAssertEqual(second.status, 0, second.stderr)
+        let byID = try run(["--track-id", "3", input, directory.file("byid.m4a")])
+        XCTAssertEqual(byID.status, 0, byID.stderr)
+        XCTAssertEqual(readFile(directory.file("second.m4a")), readFile(directory.file("byid.m4a")))
+        XCTAssertTrue(byID.stderr.contains("disabled"), byID.stderr)
+        let notAudio = try expectFailure(79, ["--track-id", "1", input, directory.file("x.m4a")])
+        XCTAssertTrue(notAudio.contains("not audio"), notAudio)
+        try expectFailure(79, ["--track-id", "9", input, directory.file("x.m4a")])
+        try expectFailure(64, ["--track", "0", "--track-id", "2", input, directory.file("x.m4a")])
     }
 }

@@ -50,9 +50,17 @@ public struct MediaHeaderBox: Box {
         }
     }
 
-    /// The language as three letters (`eng`, `und`), or nil for a Macintosh language code.
+    /// Macintosh language codes 0–23 (QuickTime File Format, "Language Code Values").
+    static let macintoshLanguages = ["eng", "fra", "deu", "ita", "nld", "swe", "spa", "dan", "por", "nor", "heb",
+                                     "jpn", "ara", "fin", "ell", "isl", "mlt", "tur", "hrv", "zho", "urd", "hin",
+                                     "tha", "kor"]
+
+    /// The language as three letters (`eng`, `und`); QuickTime's Macintosh codes are mapped
+    /// for the common languages, nil otherwise.
     public var languageCode: String? {
-        guard language >= 0x400 else { return nil }
+        if language < 0x400 {
+            return Int(language) < Self.macintoshLanguages.count ? Self.macintoshLanguages[Int(language)] : nil
+        }
         var text = ""
         for shift in [10, 5, 0] {
             let letter = UInt8(truncatingIfNeeded: (language >> UInt16(shift)) & 0x1F) &+ 0x60

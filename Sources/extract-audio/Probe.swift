@@ -1,0 +1,72 @@
+import AudioRemux
+import ISOBMFF
+
+/// `extract-audio probe`: the tracks of a file as an aligned table, or as JSON (the schema
+/// is documented in the README).
+enum Probe {
+    static func text(_ report: MovieReport) -> String {
+        var lines: [String] = []
+        let brands = report.compatibleBrands.map(\.description).joined(separator: ", ")
+        lines.append("brands:     \(report.majorBrand?.description ?? "none (no ftyp)")"
+                     + (brands.isEmpty ? "" : " (compatible: \(brands))"))
+        lines.append("layout:     moov at byte \(report.movieBoxOffset) (\(report.movieBoxSize) bytes)"
+                     + (report.isFragmented ? ", fragmented" : ""))
+        lines.append("duration:   \(formatted(report.duration, digits: 3)) s")
+        lines.append("")
+        var rows = [["#", "ID", "KIND", "CODEC", "DURATION", "SAMPLES", "BITRATE", "LANG", "ENABLED", "DETAILS"]]
+        for track in report.tracks {
+            var details: [String] = []
+            if let rate = track.sampleRate { details.append("\(rate) Hz") }
+            if let channels = track.channelCount { details.append("\(channels) ch") }
+            if let priming = track.primingSamples, priming > 0 { details.append("priming \(priming)") }
+            if let width = track.width, let height = track.height { details.append("\(width)x\(height)") }
+            if track.alternateGroup != 0 { details.append("group \(track.alternateGroup)") }
+            if track.extractionProblem != nil { details.append("cannot be extracted") }
+            rows.append([track.audioIndex.map { "a:\($0)" } ?? "", "\(track.trackID)", track.kind, track.codec,
+                         formatted(track.duration, digits: 3) + " s", "\(track.sampleCount)",
+                         track.bitrate > 0 ? "\(track.bitrate / 1000) kb/s" : "-", track.language ?? "-",
+                         track.isEnabled ? "yes" : "no", details.joined(separator: ", ")])
+        }
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            var line = zip(row, widths).map { cell, width in cell + String(repeating: " ", count: width - cell.count) }
+                .joined(separator: "  ")
+            while line.last == " " { line.removeLast() }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func json(_ report: MovieReport, path: String) -> String {
+        let tracks: [JSON] = report.tracks.map { track in
+            var members: [(String, JSON)] = [
+                ("id", .int(Int(track.trackID))), ("kind", .string(track.kind)),
+                ("handler", .string(track.handlerType.description)), ("format", .string(track.format)),
+                ("codec", .string(track.codec)), ("duration", .double(track.duration)),
+                ("sample_count", .int(track.sampleCount)), ("bitrate", .int(track.bitrate)),
+                ("language", .optional(track.language)), ("enabled", .bool(track.isEnabled)),
+                ("alternate_group", .int(track.alternateGroup)),
+            ]
+            if track.kind == "audio" {
+                members += [("audio_index", .optional(track.audioIndex)), ("sample_rate", .optional(track.sampleRate)),
+                            ("channels", .optional(track.channelCount)),
+                            ("priming_samples", .optional(track.primingSamples)),
+                            ("extractable", .bool(track.extractionProblem == nil))]
+            }
+            if track.kind == "video" {
+                members += [("width", .optional(track.width)), ("height", .optional(track.height))]
+            }
+            return .object(members)
+        }
+        let brands: JSON = .object([
+            ("major", .optional(report.majorBrand?.description)),
+            ("minor", .optional(report.minorVersion.map { Int($0) })),
+            ("compatible", .array(report.compatibleBrands.map { .string($0.description) })),
+        ])
+        return JSON.object([
+            ("file", .string(path)), ("brands", brands), ("fragmented", .bool(report.isFragmented)),
+            ("moov", .object([("offset", .int(Int(report.movieBoxOffset))), ("size", .int(Int(report.movieBoxSize)))])),
+            ("duration", .double(report.duration)), ("tracks", .array(tracks)),
+        ]).text
+    }
+}
