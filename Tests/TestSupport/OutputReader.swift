@@ -11,6 +11,14 @@ public struct DemuxedTrack {
         public var size: Int
         public var crc: UInt32
         public var description: String { "pts \(pts) dts \(dts) dur \(duration) size \(size) crc \(crc)" }
+
+        public init(pts: Int64, dts: Int64, duration: Int64, size: Int, crc: UInt32) {
+            self.pts = pts
+            self.dts = dts
+            self.duration = duration
+            self.size = size
+            self.crc = crc
+        }
     }
 
     public var movie: Movie
