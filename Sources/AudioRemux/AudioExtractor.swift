@@ -69,8 +69,16 @@ public enum AudioExtractor {
     /// The output is written beside `outputPath` under a temporary name, flushed to disk and
     /// then moved into place atomically; on any error nothing is left behind. Throws a
     /// ``RemuxError``.
+    ///
+    /// - Parameters:
+    ///   - progress: called after each piece copied, with monotonically growing counts that
+    ///     end at the totals.
+    ///   - isCancelled: polled between pieces; when it returns true the extraction stops,
+    ///     removes its temporary file and throws ``RemuxError/Code/cancelled``.
     public static func extract(from inputPath: String, to outputPath: String,
-                               options: ExtractionOptions = ExtractionOptions()) throws -> ExtractionResult {
+                               options: ExtractionOptions = ExtractionOptions(),
+                               progress: ((ExtractionProgress) -> Void)? = nil,
+                               isCancelled: @escaping () -> Bool = { false }) throws -> ExtractionResult {
         let input = try InputFile(path: inputPath)
         if let existing = FileIdentity(path: outputPath) {
             if existing == input.identity {
@@ -83,7 +91,8 @@ public enum AudioExtractor {
         let extraction = try Extraction(source: input, options: options, name: inputPath)
         var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
         do {
-            try extraction.write(from: input, to: &output, bufferSize: options.bufferSize)
+            try extraction.write(from: input, to: &output, bufferSize: options.bufferSize, progress: progress,
+                                 isCancelled: isCancelled)
             guard output.position == extraction.outputSize else {
                 throw RemuxError(.ioError, "wrote \(output.position) bytes where \(extraction.outputSize) were planned")
             }
@@ -98,9 +107,27 @@ public enum AudioExtractor {
     /// Extracts from any byte source into any sink (memory, an app's own storage). The
     /// caller owns the sink: on error, what was written so far is incomplete.
     public static func extract(from source: some ByteSource, to sink: inout some ByteSink,
-                               options: ExtractionOptions = ExtractionOptions()) throws -> ExtractionResult {
+                               options: ExtractionOptions = ExtractionOptions(),
+                               progress: ((ExtractionProgress) -> Void)? = nil,
+                               isCancelled: @escaping () -> Bool = { false }) throws -> ExtractionResult {
         let extraction = try Extraction(source: source, options: options, name: "input")
-        try extraction.write(from: source, to: &sink, bufferSize: options.bufferSize)
+        try extraction.write(from: source, to: &sink, bufferSize: options.bufferSize, progress: progress,
+                             isCancelled: isCancelled)
         return extraction.result(outputPath: "", bytesWritten: extraction.outputSize)
+    }
+
+    /// The `async` form of ``extract(from:to:options:progress:isCancelled:)``: it honours the
+    /// calling task's cancellation, removing the temporary file, and reports progress to
+    /// `progress` (called on the extracting thread).
+    ///
+    /// The work is blocking file I/O done in the calling task; call it from a task of its
+    /// own so that it does not hold up others.
+    public static func extract(from inputPath: String, to outputPath: String,
+                               options: ExtractionOptions = ExtractionOptions(),
+                               progress: (@Sendable (ExtractionProgress) -> Void)? = nil) async throws
+        -> ExtractionResult
+    {
+        try extract(from: inputPath, to: outputPath, options: options, progress: progress,
+                    isCancelled: { Task.isCancelled })
     }
 }

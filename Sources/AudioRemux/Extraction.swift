@@ -13,7 +13,11 @@ struct Extraction {
 
     /// - Parameter name: how to call the input in messages (its path).
     init(source: some ByteSource, options: ExtractionOptions, name: String) throws {
-        movie = try parse { try Movie(reading: source) }
+        do {
+            movie = try parse { try Movie(reading: source) }
+        } catch let error as RemuxError {
+            throw FileSignature.explain(error, source: source)
+        }
         track = try Self.select(options.track, in: movie, name: name)
         try Self.checkSamplesAreInFile(track)
         (table, salvage) = try Self.sampleTable(of: track, in: movie, source: source, salvage: options.salvage,
@@ -50,11 +54,13 @@ struct Extraction {
     }
 
     /// Writes the whole output file to `sink`, reading the samples from `source`.
-    func write(from source: some ByteSource, to sink: inout some ByteSink, bufferSize: Int) throws {
+    func write(from source: some ByteSource, to sink: inout some ByteSink, bufferSize: Int,
+               progress: ((ExtractionProgress) -> Void)?, isCancelled: @escaping () -> Bool) throws {
         try sink.write(plan.fileType)
         try sink.write(plan.movieBox)
         try sink.write(plan.mediaDataHeader)
-        try SampleCopier(bufferSize: bufferSize).copy(table, from: source, to: &sink)
+        let copier = SampleCopier(bufferSize: bufferSize, progress: progress, isCancelled: isCancelled)
+        try copier.copy(table, from: source, to: &sink)
     }
 
     func result(outputPath: String, bytesWritten: UInt64) -> ExtractionResult {
@@ -100,6 +106,10 @@ struct Extraction {
     /// Notes for the user about the chosen track: disabled, or one of an alternate group.
     var notes: [String] {
         var notes: [String] = []
+        if !movie.tracks.contains(where: { $0.handlerType == .vide }) {
+            notes.append("the input has no video track: it is already audio-only, and the output holds the same "
+                         + "audio repackaged")
+        }
         if !track.header.isEnabled {
             notes.append("track \(track.trackID) is marked disabled in the input; it was extracted as an enabled track")
         }

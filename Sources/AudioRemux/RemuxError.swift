@@ -26,6 +26,8 @@ public struct RemuxError: Error, Sendable, CustomStringConvertible {
         case sameFile
         /// Reading or writing failed (disk full, I/O error, the input changed meanwhile).
         case ioError
+        /// The caller cancelled (Swift task cancellation); nothing was left behind.
+        case cancelled
     }
 
     public let code: Code
@@ -46,4 +48,10 @@ public struct RemuxError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// The box path where a malformed input is at fault, such as `moov/trak[1]/mdia/minf/stbl/stsz`.
+    public var boxPath: String? { parseError?.path }
+
+    /// The byte offset in the input where it is at fault.
+    public var byteOffset: UInt64? { parseError?.offset }
 }

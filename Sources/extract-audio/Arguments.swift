@@ -1,30 +1,48 @@
 /// The parsed command line.
 struct Arguments {
     enum Mode: Equatable {
-        case extract(input: String, output: String)
-        case probe(input: String, json: Bool)
+        /// One input to one output, or several inputs into `outputDirectory`.
+        case extract(jobs: [Job])
+        case probe(input: String)
         case help
         case version
     }
 
-    var mode: Mode
+    struct Job: Equatable {
+        var input: String
+        var output: String
+    }
+
+    var mode: Mode = .help
     var audioTrack: Int?
     var trackID: UInt32?
     var overwrite = false
     var salvage = false
+    var quiet = false
+    var json = false
 
     struct UsageError: Error {
         let message: String
     }
 
+    /// Extensions of formats this tool does not write; an output named so is a mistake.
+    static let foreignExtensions: Set<String> = ["mp3", "wav", "aac", "flac", "ogg", "oga", "opus", "mkv", "mka",
+                                                 "webm", "ts", "avi", "wma", "aiff", "aif", "caf", "ac3"]
+
     init(_ arguments: [String]) throws {
         var positional: [String] = []
         var list = false
-        var json = false
         var help = false
         var version = false
+        var outputDirectory: String?
         var iterator = arguments.makeIterator()
         var optionsEnded = false
+        func value(_ name: String, _ attached: String?) throws -> String {
+            guard let value = attached ?? iterator.next() else {
+                throw UsageError(message: "\(name) needs a value (see --help)")
+            }
+            return value
+        }
         while let argument = iterator.next() {
             if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
                 positional.append(argument)
@@ -37,31 +55,25 @@ struct Arguments {
                 attached = String(argument[argument.index(after: equals)...])
             }
             switch name {
-            case "--":
-                optionsEnded = true
-            case "-h", "--help":
-                help = true
-            case "--version":
-                version = true
-            case "-l", "--list":
-                list = true
-            case "--json":
-                json = true
-            case "--overwrite":
-                overwrite = true
-            case "--salvage":
-                salvage = true
+            case "--": optionsEnded = true
+            case "-h", "--help": help = true
+            case "--version": version = true
+            case "-l", "--list": list = true
+            case "--json": json = true
+            case "-q", "--quiet": quiet = true
+            case "--overwrite": overwrite = true
+            case "--salvage": salvage = true
+            case "-o", "--output-dir": outputDirectory = try value(name, attached)
             case "-t", "--track":
-                guard let value = attached ?? iterator.next() else {
-                    throw UsageError(message: "--track needs a number (0 for the first audio track)")
-                }
-                guard let number = Int(value), number >= 0 else {
-                    throw UsageError(message: "--track takes a number from 0 (the first audio track), not '\(value)'")
+                let text = try value(name, attached)
+                guard let number = Int(text), number >= 0 else {
+                    throw UsageError(message: "--track takes a number from 0 (the first audio track), not '\(text)'")
                 }
                 audioTrack = number
             case "--track-id":
-                guard let value = attached ?? iterator.next(), let id = UInt32(value), id > 0 else {
-                    throw UsageError(message: "--track-id takes a track ID from --list (1 or more)")
+                let text = try value(name, attached)
+                guard let id = UInt32(text), id > 0 else {
+                    throw UsageError(message: "--track-id takes a track ID as probe shows it (1 or more), not '\(text)'")
                 }
                 trackID = id
             default:
@@ -70,25 +82,53 @@ struct Arguments {
         }
         if help {
             mode = .help
-        } else if version {
+            return
+        }
+        if version {
             mode = .version
-        } else if list || positional.first == "probe" {
+            return
+        }
+        if list || positional.first == "probe" {
             let inputs = positional.first == "probe" && !list ? Array(positional.dropFirst()) : positional
             guard inputs.count == 1 else {
-                throw UsageError(message: "probe (or --list) takes exactly one input file")
+                throw UsageError(message: "probe takes exactly one input file")
             }
-            mode = .probe(input: inputs[0], json: json)
-        } else {
-            if json { throw UsageError(message: "--json goes with probe") }
-            if audioTrack != nil && trackID != nil {
-                throw UsageError(message: "use --track or --track-id, not both")
-            }
-            guard positional.count == 2 else {
-                throw UsageError(message: positional.count < 2
-                                 ? "needs an input and an output file: extract-audio INPUT OUTPUT.m4a"
-                                 : "too many arguments: extract-audio INPUT OUTPUT.m4a")
-            }
-            mode = .extract(input: positional[0], output: positional[1])
+            mode = .probe(input: inputs[0])
+            return
         }
+        if audioTrack != nil && trackID != nil {
+            throw UsageError(message: "use --track or --track-id, not both")
+        }
+        if let outputDirectory {
+            guard !positional.isEmpty else {
+                throw UsageError(message: "--output-dir needs at least one input file")
+            }
+            mode = .extract(jobs: positional.map { Job(input: $0, output: Self.output(for: $0, in: outputDirectory)) })
+            return
+        }
+        guard positional.count == 2 else {
+            throw UsageError(message: positional.count < 2
+                             ? "needs an input and an output file: extract-audio INPUT OUTPUT.m4a (see --help)"
+                             : "several inputs need an output directory: extract-audio IN1 IN2 … --output-dir DIR")
+        }
+        let output = positional[1]
+        if let ext = Self.extensionOf(output), Self.foreignExtensions.contains(ext) {
+            throw UsageError(message: "the output is named .\(ext), but extract-audio writes an MPEG-4 audio file "
+                             + "(the codec is copied, not converted): name it .m4a")
+        }
+        mode = .extract(jobs: [Job(input: positional[0], output: output)])
+    }
+
+    /// `DIR/NAME.m4a` for input `…/NAME.EXT`.
+    static func output(for input: String, in directory: String) -> String {
+        var name = input.split(separator: "/").last.map(String.init) ?? input
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex { name = String(name[..<dot]) }
+        return (directory.hasSuffix("/") ? directory : directory + "/") + name + ".m4a"
+    }
+
+    static func extensionOf(_ path: String) -> String? {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        return name[name.index(after: dot)...].lowercased()
     }
 }

@@ -31,6 +31,7 @@ enum ExitStatus: Int32 {
         case .destinationExists, .cannotCreateOutput: self = .cannotCreate
         case .sameFile: self = .usage
         case .ioError: self = .ioError
+        case .cancelled: self = .interrupted
         }
     }
 }

@@ -12,6 +12,16 @@ enum JSON {
     static func optional(_ value: Int?) -> JSON { value.map(JSON.int) ?? .null }
     static func optional(_ value: String?) -> JSON { value.map(JSON.string) ?? .null }
 
+    /// On one line, for JSON Lines output.
+    var compactText: String {
+        switch self {
+        case .array(let values): return "[" + values.map(\.compactText).joined(separator: ", ") + "]"
+        case .object(let members):
+            return "{" + members.map { Self.quoted($0.0) + ": " + $0.1.compactText }.joined(separator: ", ") + "}"
+        default: return text
+        }
+    }
+
     var text: String {
         var output = ""
         write(to: &output, indent: "")

@@ -1,4 +1,4 @@
-// extract-audio: copies the first audio track of an MP4/MOV into a new .m4a, unchanged.
+// extract-audio: copies an audio track of an MP4/MOV into a new .m4a, unchanged.
 // No Foundation here: start-up time matters for a tool run once per file.
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -9,11 +9,12 @@ import Darwin
 #endif
 import AudioRemux
 
-let version = "0.1.0"
+let version = "0.2.0"
 
 let usage = """
     Usage:
-      extract-audio [--track N | --track-id ID] [--overwrite] [--salvage] INPUT OUTPUT.m4a
+      extract-audio [OPTIONS] INPUT OUTPUT.m4a
+      extract-audio [OPTIONS] INPUT… --output-dir DIR
       extract-audio probe [--json] INPUT
       extract-audio --help | --version
 
@@ -23,23 +24,28 @@ let usage = """
     MP3/MP2 in mp4a, ALAC, AC-3, E-AC-3, Opus, FLAC.
 
     Options:
-      -t, --track N    extract the N-th audio track, counted from 0 (default 0: the first)
-          --track-id ID
-                       extract the audio track with this track ID (see probe)
-          --overwrite  replace OUTPUT if it exists (atomically); without it an existing
-                       OUTPUT is never touched
-          --salvage    when INPUT is truncated (a recording cut short), extract the
-                       complete part and say on stderr how much was recovered
-      probe INPUT      describe INPUT and its tracks (codec, sample rate, channels,
-                       duration, samples, bitrate, language, enabled); --json for
-                       machine-readable output. --list INPUT is the same table.
-      -h, --help       show this help
-          --version    show the version
+      -t, --track N       extract the N-th audio track, counted from 0 (default: the first)
+          --track-id ID   extract the audio track with this track ID (see probe)
+      -o, --output-dir DIR
+                          extract each INPUT to DIR/NAME.m4a; a failing file does not stop
+                          the others, and a summary is printed at the end
+          --overwrite     replace an existing output (atomically); without it an existing
+                          file is never touched
+          --salvage       when INPUT is truncated (a recording cut short), extract the
+                          complete part and say on stderr how much was recovered
+      -q, --quiet         print nothing but errors (no progress bar, no summary)
+          --json          print one JSON object per input on stdout (result or error)
+      -h, --help          show this help
+          --version       show the version
+
+    probe INPUT describes INPUT and its tracks (codec, sample rate, channels, duration,
+    samples, bitrate, language, enabled); with --json as JSON. --list INPUT is the same.
 
     Examples:
       extract-audio talk.mp4 talk.m4a
       extract-audio --track 1 interview.mov commentary.m4a
       extract-audio --salvage crashed-recording.mp4 rescued.m4a
+      extract-audio *.mp4 --output-dir soundtracks/
       extract-audio probe --json movie.mp4
 
     The output is written under a temporary name beside OUTPUT and moved into place only
@@ -49,22 +55,8 @@ let usage = """
       0 success            64 usage error          65 malformed or truncated input
       66 cannot open input 69 unsupported codec    73 output exists / cannot be created
       74 I/O error         79 no audio track       130/143 interrupted (SIGINT/SIGTERM)
+      With several inputs: the status of the first that failed.
     """
-
-func printError(_ message: String) {
-    var line = "extract-audio: error: " + message + "\n"
-    line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
-}
-
-func printWarning(_ message: String) {
-    var line = "extract-audio: warning: " + message + "\n"
-    line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
-}
-
-func printLine(_ message: String) {
-    var line = message + "\n"
-    line.withUTF8 { bytes in _ = write(1, bytes.baseAddress, bytes.count) }
-}
 
 /// Removes temporary output on SIGINT/SIGTERM, then exits with 128 + the signal number.
 func installSignalHandlers() {
@@ -79,48 +71,131 @@ func installSignalHandlers() {
     signal(SIGPIPE, SIG_IGN)
 }
 
+func errorJSON(input: String?, output: String?, code: String, status: ExitStatus, message: String,
+               path: String? = nil, offset: UInt64? = nil) -> String {
+    var error: [(String, JSON)] = [("code", .string(code)), ("exit_status", .int(Int(status.rawValue))),
+                                   ("message", .string(message))]
+    if let path { error.append(("box_path", .string(path))) }
+    if let offset { error.append(("byte_offset", .int(Int(clamping: offset)))) }
+    return JSON.object([("input", .optional(input)), ("output", .optional(output)), ("status", .string("error")),
+                        ("error", .object(error))]).compactText
+}
+
+func extract(_ job: Arguments.Job, arguments: Arguments) -> ExitStatus {
+    let track: TrackChoice = arguments.trackID.map { .trackID($0) }
+        ?? arguments.audioTrack.map { .audioIndex($0) } ?? .firstAudio
+    let options = ExtractionOptions(track: track, overwrite: arguments.overwrite, salvage: arguments.salvage)
+    let bar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal ? ProgressBar(label: job.input) : nil
+    let start = Terminal.now()
+    do {
+        let result = try AudioExtractor.extract(from: job.input, to: job.output, options: options,
+                                                progress: bar.map { bar in { bar.update($0) } })
+        bar?.finish()
+        let seconds = Terminal.now() - start
+        if arguments.json {
+            var members: [(String, JSON)] = [
+                ("input", .string(job.input)), ("output", .string(job.output)), ("status", .string("ok")),
+                ("codec", .string(result.codec)), ("sample_rate", .int(result.sampleRate)),
+                ("channels", .int(result.channelCount)), ("duration", .double(result.duration)),
+                ("packets", .int(result.sampleCount)), ("bytes", .int(Int(result.bytesWritten))),
+                ("seconds", .double(seconds)), ("notes", .array(result.notes.map(JSON.string))),
+            ]
+            if let salvage = result.salvage {
+                members.append(("salvaged", .object([("file_length", .int(Int(salvage.fileLength))),
+                                                     ("cut_box_offset", .int(Int(salvage.cutBoxOffset))),
+                                                     ("recovered_seconds", .double(salvage.recoveredSeconds))])))
+            }
+            Terminal.line(JSON.object(members).compactText)
+            return .success
+        }
+        if !arguments.quiet {
+            for note in result.notes { Terminal.warning(note) }
+        }
+        if let salvage = result.salvage {
+            // Said even with --quiet: the output is knowingly incomplete.
+            Terminal.warning("\(job.input) is truncated at byte \(salvage.fileLength) (in the box at byte "
+                             + "\(salvage.cutBoxOffset)); recovered \(formatted(salvage.recoveredSeconds, digits: 3)) s "
+                             + "of audio")
+        }
+        if !arguments.quiet {
+            Terminal.line("wrote \(result.outputPath): \(result.codec), \(result.sampleRate) Hz, "
+                          + "\(result.channelCount) ch, \(formatted(result.duration, digits: 3)) s, "
+                          + "\(result.sampleCount) packets, \(result.bytesWritten) bytes")
+        }
+        return .success
+    } catch let error as RemuxError {
+        bar?.finish()
+        let status = ExitStatus(error.code)
+        if arguments.json {
+            Terminal.line(errorJSON(input: job.input, output: job.output, code: error.code.rawValue, status: status,
+                                    message: error.message, path: error.boxPath, offset: error.byteOffset))
+        } else {
+            Terminal.error(error.message)
+        }
+        return status
+    } catch {
+        bar?.finish()
+        Terminal.error("\(error)")
+        return .ioError
+    }
+}
+
 func run() -> ExitStatus {
+    let commandLine = Array(CommandLine.arguments.dropFirst())
     let arguments: Arguments
     do {
-        arguments = try Arguments(Array(CommandLine.arguments.dropFirst()))
+        arguments = try Arguments(commandLine)
     } catch let error as Arguments.UsageError {
-        printError(error.message)
+        if commandLine.contains("--json") {
+            Terminal.line(errorJSON(input: nil, output: nil, code: "usage", status: .usage, message: error.message))
+        } else {
+            Terminal.error(error.message)
+        }
         return .usage
     } catch {
         return .usage
     }
     installSignalHandlers()
-    do {
-        switch arguments.mode {
-        case .help:
-            printLine(usage)
-        case .version:
-            printLine("extract-audio \(version)")
-        case .probe(let input, let json):
-            let report = try AudioExtractor.probe(input)
-            printLine(json ? Probe.json(report, path: input) : Probe.text(report))
-        case .extract(let input, let output):
-            let track: TrackChoice = arguments.trackID.map { .trackID($0) }
-                ?? arguments.audioTrack.map { .audioIndex($0) } ?? .firstAudio
-            let options = ExtractionOptions(track: track, overwrite: arguments.overwrite, salvage: arguments.salvage)
-            let result = try AudioExtractor.extract(from: input, to: output, options: options)
-            for note in result.notes { printWarning(note) }
-            if let salvage = result.salvage {
-                printWarning("\(input) is truncated at byte \(salvage.fileLength) (in the box at byte "
-                             + "\(salvage.cutBoxOffset)); recovered \(formatted(salvage.recoveredSeconds, digits: 3)) s "
-                             + "of audio")
-            }
-            printLine("wrote \(result.outputPath): \(result.codec), \(result.sampleRate) Hz, "
-                      + "\(result.channelCount) ch, \(formatted(result.duration, digits: 3)) s, "
-                      + "\(result.sampleCount) packets, \(result.bytesWritten) bytes")
-        }
+    switch arguments.mode {
+    case .help:
+        Terminal.line(usage)
         return .success
-    } catch let error as RemuxError {
-        printError(error.message)
-        return ExitStatus(error.code)
-    } catch {
-        printError("\(error)")
-        return .ioError
+    case .version:
+        Terminal.line("extract-audio \(version)")
+        return .success
+    case .probe(let input):
+        do {
+            let report = try AudioExtractor.probe(input)
+            Terminal.line(arguments.json ? Probe.json(report, path: input) : Probe.text(report))
+            return .success
+        } catch let error as RemuxError {
+            let status = ExitStatus(error.code)
+            if arguments.json {
+                Terminal.line(errorJSON(input: input, output: nil, code: error.code.rawValue, status: status,
+                                        message: error.message, path: error.boxPath, offset: error.byteOffset))
+            } else {
+                Terminal.error(error.message)
+            }
+            return status
+        } catch {
+            Terminal.error("\(error)")
+            return .ioError
+        }
+    case .extract(let jobs):
+        var firstFailure: ExitStatus?
+        var failed = 0
+        for job in jobs {
+            let status = extract(job, arguments: arguments)
+            if status != .success {
+                failed += 1
+                firstFailure = firstFailure ?? status
+            }
+        }
+        if jobs.count > 1 && !arguments.quiet && !arguments.json {
+            let summary = "\(jobs.count - failed) of \(jobs.count) extracted" + (failed > 0 ? ", \(failed) failed" : "")
+            Terminal.write("extract-audio: \(summary)\n", to: 2)
+        }
+        return firstFailure ?? .success
     }
 }
 

@@ -171,4 +171,74 @@ final class CLITests: XCTestCase {
         try expectFailure(79, ["--track-id", "9", input, directory.file("x.m4a")])
         try expectFailure(64, ["--track", "0", "--track-id", "2", input, directory.file("x.m4a")])
     }
+
+    func testBatchContinuesPastAFailingFile() throws {
+        let outputs = directory.file("outputs")
+        try FileManager.default.createDirectory(atPath: outputs, withIntermediateDirectories: false)
+        let good = directory.write("first.mp4", SyntheticMovie().build())
+        var video = SyntheticMovie()
+        video.handler = .vide
+        let bad = directory.write("silent.mp4", video.build())
+        let alsoGood = directory.write("third.mov", SyntheticMovie(sampleCount: 4).build())
+        let result = try run([good, bad, alsoGood, "--output-dir", outputs])
+        XCTAssertEqual(result.status, 79, "the first failure's status")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: outputs).sorted(), ["first.m4a", "third.m4a"])
+        XCTAssertTrue(result.stderr.contains("silent.mp4 has no audio track"), result.stderr)
+        XCTAssertTrue(result.stderr.hasSuffix("extract-audio: 2 of 3 extracted, 1 failed\n"), result.stderr)
+        XCTAssertEqual(result.stdout.split(separator: "\n").count, 2)
+    }
+
+    func testJSONOutputForResultsAndErrors() throws {
+        let good = directory.write("good.mp4", SyntheticMovie().build())
+        var video = SyntheticMovie()
+        video.handler = .vide
+        let bad = directory.write("bad.mp4", video.build())
+        let result = try run(["--json", good, bad, "--output-dir", directory.path])
+        XCTAssertEqual(result.status, 79)
+        XCTAssertEqual(result.stderr, "")
+        let objects = try result.stdout.split(separator: "\n").map {
+            try XCTUnwrap(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        XCTAssertEqual(objects.count, 2)
+        XCTAssertEqual(objects[0]["status"] as? String, "ok")
+        XCTAssertEqual(objects[0]["output"] as? String, directory.file("good.m4a"))
+        XCTAssertEqual(objects[0]["codec"] as? String, "mp4a.40.2")
+        XCTAssertEqual(objects[0]["packets"] as? Int, 10)
+        XCTAssertEqual(objects[0]["bytes"] as? Int, readFile(directory.file("good.m4a")).count)
+        XCTAssertNotNil(objects[0]["seconds"] as? Double)
+        XCTAssertEqual(objects[1]["status"] as? String, "error")
+        let error = try XCTUnwrap(objects[1]["error"] as? [String: Any])
+        XCTAssertEqual(error["code"] as? String, "noAudioTrack")
+        XCTAssertEqual(error["exit_status"] as? Int, 79)
+
+        var corrupt = SyntheticMovie()
+        corrupt.sampleToChunk.entries[0].firstChunk = 0
+        let located = try run(["--json", directory.write("c.mp4", corrupt.build()), directory.file("c.m4a")])
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(located.stdout.utf8)) as? [String: Any])
+        let detail = try XCTUnwrap(object["error"] as? [String: Any])
+        XCTAssertEqual(detail["box_path"] as? String, "moov/trak[1]/mdia/minf/stbl/stsc")
+        XCTAssertNotNil(detail["byte_offset"] as? Int)
+        let usage = try run(["--json", "--bogus"])
+        XCTAssertEqual(usage.status, 64)
+        XCTAssertTrue(usage.stdout.contains("\"code\": \"usage\""), usage.stdout)
+    }
+
+    func testQuietPrintsOnlyErrors() throws {
+        let good = directory.write("good.mp4", SyntheticMovie().build())
+        let result = try run(["--quiet", good, directory.file("q.m4a")])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertEqual(result.stdout + result.stderr, "")
+        try expectFailure(73, ["-q", good, directory.file("q.m4a")])
+    }
+
+    func testCommonMistakesGetHelpfulMessages() throws {
+        let good = directory.write("good.mp4", SyntheticMovie().build())
+        let wrongExtension = try expectFailure(64, [good, directory.file("song.mp3")])
+        XCTAssertTrue(wrongExtension.contains("name it .m4a"), wrongExtension)
+        let notMP4 = try expectFailure(65, [directory.write("clip.mkv", [0x1A, 0x45, 0xDF, 0xA3] + [UInt8](repeating: 1, count: 40)),
+                                            directory.file("o.m4a")])
+        XCTAssertTrue(notMP4.contains("Matroska"), notMP4)
+        let several = try expectFailure(64, [good, good, good])
+        XCTAssertTrue(several.contains("--output-dir"), several)
+    }
 }

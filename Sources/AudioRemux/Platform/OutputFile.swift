@@ -64,6 +64,27 @@ final class OutputFile: ByteSink {
         position += UInt64(bytes.count)
     }
 
+    /// Copies `count` bytes of `input` at `offset` to the end of this file inside the kernel
+    /// (`copy_file_range`). Returns the bytes copied, or nil where the kernel or the file
+    /// systems cannot (the caller then copies through memory).
+    func copy(from input: InputFile, at offset: UInt64, count: Int) throws -> Int? {
+        guard var position = off_t(exactly: offset) else { return nil }
+        let copied = retryingOnInterrupt { csystem_copy_file_range(input.descriptor, &position, descriptor, count) }
+        if copied > 0 {
+            self.position += UInt64(copied)
+            return copied
+        }
+        if copied == 0 {
+            throw RemuxError(.ioError, "\(input.path) ended at byte \(offset) while being read: the file shrank "
+                             + "or was replaced")
+        }
+        let code = errno
+        if code == ENOSPC || code == EFBIG || code == EIO || code == EDQUOT {
+            throw RemuxError(.ioError, "cannot write \(destination): \(errorText(code))")
+        }
+        return nil
+    }
+
     /// Flushes the data to disk, closes the file and moves it to the destination.
     ///
     /// Without `overwrite` the move never replaces a file that appeared meanwhile:

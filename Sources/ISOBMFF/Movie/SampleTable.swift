@@ -134,19 +134,46 @@ public struct SampleTable: Sendable {
         try Self.forEachChunk(boxes: boxes, body)
     }
 
+    /// The chunks in order, one at a time; several iterators can walk the same table (one
+    /// copying, one running ahead to prefetch).
+    public func makeChunkIterator() -> ChunkIterator {
+        ChunkIterator(boxes: boxes)
+    }
+
     /// Assumes the stsc/stsz consistency `init` checks: every chunk's samples exist.
     private static func forEachChunk(boxes: SampleTableBoxes, _ body: (Chunk) throws -> Bool) rethrows {
-        let runs = boxes.sampleToChunk.entries
-        let offsets = boxes.chunkOffsets.offsets
-        let sizes = boxes.sampleSizes
-        let sampleCount = Int(sizes.sampleCount)
+        var chunks = ChunkIterator(boxes: boxes)
+        while let chunk = chunks.next() {
+            guard try body(chunk) else { return }
+        }
+    }
+
+    /// Walks the chunks of a table whose consistency ``SampleTable/init(boxes:fileLength:excluding:)``
+    /// checked. Each step costs O(samples in the chunk) when sizes vary.
+    public struct ChunkIterator: IteratorProtocol, Sendable {
+        let runs: [SampleToChunkBox.Entry]
+        let offsets: [UInt64]
+        let sizes: SampleSizeBox
+        var run = 0
+        var chunkIndex = 0
         var sample = 0
-        for (i, run) in runs.enumerated() {
-            let first = Int(run.firstChunk) - 1
-            let end = i + 1 < runs.count ? Int(runs[i + 1].firstChunk) - 1 : offsets.count
-            let perChunk = Int(run.samplesPerChunk)
-            for chunkIndex in first..<end {
-                guard sample + perChunk <= sampleCount else { return }
+
+        init(boxes: SampleTableBoxes) {
+            runs = boxes.sampleToChunk.entries
+            offsets = boxes.chunkOffsets.offsets
+            sizes = boxes.sampleSizes
+            chunkIndex = runs.isEmpty ? 0 : Int(runs[0].firstChunk) - 1
+        }
+
+        public mutating func next() -> Chunk? {
+            while run < runs.count {
+                let end = run + 1 < runs.count ? Int(runs[run + 1].firstChunk) - 1 : offsets.count
+                guard chunkIndex < end else {
+                    run += 1
+                    continue
+                }
+                let perChunk = Int(runs[run].samplesPerChunk)
+                guard chunkIndex >= 0, sample + perChunk <= Int(sizes.sampleCount) else { return nil }
                 var bytes: UInt64 = 0
                 if sizes.constantSize != 0 {
                     bytes = UInt64(sizes.constantSize) * UInt64(perChunk)  // < 2^64.
@@ -154,10 +181,12 @@ public struct SampleTable: Sendable {
                     for s in sample..<(sample + perChunk) { bytes += UInt64(sizes.sizes[s]) }
                 }
                 let chunk = Chunk(offset: offsets[chunkIndex], byteCount: bytes, firstSample: sample,
-                                  sampleCount: perChunk, sampleDescriptionIndex: run.sampleDescriptionIndex)
+                                  sampleCount: perChunk, sampleDescriptionIndex: runs[run].sampleDescriptionIndex)
                 sample += perChunk
-                guard try body(chunk) else { return }
+                chunkIndex += 1
+                return chunk
             }
+            return nil
         }
     }
 }

@@ -1,0 +1,36 @@
+import ISOBMFF
+
+/// Recognises common media files that are not ISO-BMFF by their first bytes, so that an
+/// error can say what the file looks like instead of only "not an MP4".
+enum FileSignature {
+    static func describe(_ bytes: [UInt8]) -> String? {
+        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
+            bytes.count >= offset + prefix.count && Array(bytes[offset..<(offset + prefix.count)]) == prefix
+        }
+        if starts([0x1A, 0x45, 0xDF, 0xA3]) { return "a Matroska or WebM file (.mkv/.webm)" }
+        if starts(Array("RIFF".utf8)) && starts(Array("WAVE".utf8), at: 8) { return "a WAV file" }
+        if starts(Array("RIFF".utf8)) && starts(Array("AVI ".utf8), at: 8) { return "an AVI file" }
+        if starts(Array("OggS".utf8)) { return "an Ogg file (Vorbis/Opus/FLAC in Ogg)" }
+        if starts(Array("fLaC".utf8)) { return "a raw FLAC file" }
+        if starts(Array("ID3".utf8)) { return "an MP3 file (with an ID3 tag)" }
+        if starts([0x47]) && bytes.count > 188 && bytes[188] == 0x47 { return "an MPEG transport stream (.ts)" }
+        if starts([0x00, 0x00, 0x01, 0xBA]) { return "an MPEG program stream (.mpg/.vob)" }
+        if starts(Array("FLV".utf8)) { return "a Flash video file (.flv)" }
+        if bytes.count >= 2 && bytes[0] == 0xFF {
+            if bytes[1] & 0xF6 == 0xF0 { return "a raw AAC file (ADTS)" }
+            if bytes[1] & 0xE0 == 0xE0 { return "an MP3 or MPEG audio file" }
+        }
+        return nil
+    }
+
+    /// `error` with what the file looks like, when its first bytes tell.
+    static func explain(_ error: RemuxError, source: some ByteSource) -> RemuxError {
+        guard let parseError = error.parseError, parseError.code == .invalidValue || parseError.code == .missingBox
+                || parseError.code == .truncated, parseError.offset == 0 || parseError.offset == nil
+                || error.message.contains("no ftyp") else { return error }
+        let prefix = (try? source.bytes(at: 0, count: Int(min(source.length, 512)))) ?? []
+        guard let kind = describe(prefix) else { return error }
+        return RemuxError(.invalidInput, "this is not an MP4/MOV/M4A file: it looks like \(kind). "
+                          + "extract-audio reads ISO base media files only", parseError: parseError)
+    }
+}

@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import AudioRemux
+
+/// Output helpers: stdout, stderr, a clock and the progress bar.
+enum Terminal {
+    static func write(_ text: String, to descriptor: Int32) {
+        var text = text
+        text.withUTF8 { bytes in
+            var done = 0
+            while done < bytes.count {
+                guard let base = bytes.baseAddress else { return }
+                let count = rawWrite(descriptor, base + done, bytes.count - done)
+                if count <= 0 { return }
+                done += count
+            }
+        }
+    }
+
+    static func line(_ text: String) { write(text + "\n", to: 1) }
+    static func error(_ text: String) { write("extract-audio: error: " + text + "\n", to: 2) }
+    static func warning(_ text: String) { write("extract-audio: warning: " + text + "\n", to: 2) }
+
+    /// Seconds on a monotonic clock.
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    static var stderrIsTerminal: Bool { isatty(2) != 0 }
+}
+
+/// `write(2)`, under a name the `write` methods above do not shadow.
+private func rawWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, buffer, count)
+}
+
+/// A one-line progress bar on stderr: percentage, throughput and time left. It appears
+/// only when the copy takes a moment (after 0.3 s), redraws at most ten times a second,
+/// and erases itself when done.
+final class ProgressBar {
+    let label: String
+    let start = Terminal.now()
+    var lastDraw = 0.0
+    var shown = false
+
+    init(label: String) {
+        self.label = label
+    }
+
+    func update(_ progress: ExtractionProgress) {
+        let now = Terminal.now()
+        let elapsed = now - start
+        guard elapsed >= 0.3, now - lastDraw >= 0.1 || progress.bytesDone == progress.bytesTotal else { return }
+        lastDraw = now
+        shown = true
+        let fraction = progress.bytesTotal == 0 ? 1 : Double(progress.bytesDone) / Double(progress.bytesTotal)
+        let width = 24
+        let filled = Int(fraction * Double(width))
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        let rate = Double(progress.bytesDone) / max(elapsed, 1e-6)
+        let remaining = rate > 0 ? Double(progress.bytesTotal - progress.bytesDone) / rate : 0
+        let text = "\r\u{1B}[K\(label) [\(bar)] \(Int(fraction * 100))%  "
+            + "\(formatted(rate / 1_000_000, digits: 1)) MB/s  ETA \(Int(remaining.rounded())) s"
+        Terminal.write(text, to: 2)
+    }
+
+    /// Erases the bar.
+    func finish() {
+        if shown { Terminal.write("\r\u{1B}[K", to: 2) }
+    }
+}

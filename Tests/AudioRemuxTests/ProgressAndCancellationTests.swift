@@ -1,0 +1,87 @@
+import AudioRemux
+import ISOBMFF
+import TestSupport
+import XCTest
+
+/// Progress reports and cancellation, through the synchronous and the `async` entry points.
+final class ProgressAndCancellationTests: XCTestCase {
+    let directory = TemporaryDirectory()
+
+    override func tearDown() {
+        directory.remove()
+    }
+
+    /// A movie of 4 MiB of samples in 64 chunks scattered over the file, so the copy takes
+    /// many steps even with the fast path.
+    func largeInput() -> String {
+        var synthetic = SyntheticMovie(sampleCount: 256)
+        synthetic.sampleSizes = [UInt32](repeating: 16 << 10, count: 256)
+        synthetic.sampleToChunk = SampleToChunkBox(entries: [.init(firstChunk: 1, samplesPerChunk: 4, sampleDescriptionIndex: 1)])
+        synthetic.chunkOffsets = (0..<64).reversed().map { UInt64($0) * (64 << 10) }  // stored back to front
+        return directory.write("large.mp4", synthetic.build())
+    }
+
+    final class Recorder: @unchecked Sendable {
+        var reports: [ExtractionProgress] = []
+    }
+
+    func testProgressIsMonotonicAndEndsAtTheTotals() throws {
+        let recorder = Recorder()
+        let result = try AudioExtractor.extract(from: largeInput(), to: directory.file("out.m4a"),
+                                                options: ExtractionOptions(bufferSize: 64 << 10),
+                                                progress: { recorder.reports.append($0) })
+        let reports = recorder.reports
+        XCTAssertGreaterThanOrEqual(reports.count, 64)
+        for (previous, next) in zip(reports, reports.dropFirst()) {
+            XCTAssertLessThanOrEqual(previous.bytesDone, next.bytesDone)
+            XCTAssertLessThanOrEqual(previous.samplesDone, next.samplesDone)
+        }
+        let last = try XCTUnwrap(reports.last)
+        XCTAssertEqual(last.bytesDone, last.bytesTotal)
+        XCTAssertEqual(last.bytesTotal, 4 << 20)
+        XCTAssertEqual(last.samplesDone, 256)
+        XCTAssertEqual(last.samplesTotal, result.sampleCount)
+    }
+
+    func testCancellingStopsAndLeavesNothing() throws {
+        var polls = 0
+        XCTAssertThrowsError(try AudioExtractor.extract(from: largeInput(), to: directory.file("out.m4a"),
+                                                        isCancelled: { polls += 1; return polls > 3 })) {
+            XCTAssertEqual(($0 as? RemuxError)?.code, .cancelled)
+        }
+        XCTAssertEqual(directory.contents, ["large.mp4"])
+    }
+
+    func testAsyncExtractionHonoursTaskCancellation() async throws {
+        let input = largeInput()
+        let output = directory.file("async.m4a")
+        let task = Task { try await AudioExtractor.extract(from: input, to: output) }
+        task.cancel()
+        do {
+            _ = try await task.value
+            XCTFail("a cancelled task must not publish")
+        } catch let error as RemuxError {
+            XCTAssertEqual(error.code, .cancelled)
+        }
+        XCTAssertEqual(directory.contents, ["large.mp4"])
+        let finished = try await AudioExtractor.extract(from: input, to: output)
+        XCTAssertEqual(finished.sampleCount, 256)
+    }
+
+    func testNotAnMP4SaysWhatItLooksLike() {
+        let cases: [([UInt8], String)] = [
+            ([0x1A, 0x45, 0xDF, 0xA3] + [UInt8](repeating: 0, count: 60), "Matroska or WebM"),
+            (Array("RIFF\0\0\0\0WAVEfmt ".utf8) + [UInt8](repeating: 0, count: 40), "WAV"),
+            (Array("ID3".utf8) + [UInt8](repeating: 0, count: 60), "MP3"),
+            ([0xFF, 0xF1, 0x50, 0x80] + [UInt8](repeating: 0, count: 60), "ADTS"),
+            ((0..<3).flatMap { _ in [0x47] + [UInt8](repeating: 0, count: 187) }, "transport stream"),
+        ]
+        for (bytes, kind) in cases {
+            let input = directory.write("x.bin", bytes)
+            XCTAssertThrowsError(try AudioExtractor.extract(from: input, to: directory.file("x.m4a"))) {
+                XCTAssertEqual(($0 as? RemuxError)?.code, .invalidInput)
+                XCTAssertTrue("\($0)".contains(kind), "\($0)")
+            }
+        }
+    }
+}
