@@ -7,6 +7,10 @@
 #if defined(__linux__)
 #include <sys/syscall.h>
 #endif
+#if defined(__APPLE__)
+#include <limits.h>
+#include <stdint.h>
+#endif
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -15,6 +19,8 @@
 int csystem_rename_noreplace(const char *from, const char *to) {
 #if defined(__linux__) && defined(SYS_renameat2)
     return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+#elif defined(__APPLE__)
+    return renamex_np(from, to, RENAME_EXCL);
 #else
     (void)from;
     (void)to;
@@ -36,5 +42,25 @@ ssize_t csystem_copy_file_range(int in, off_t *in_offset, int out, size_t length
     (void)length;
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+void csystem_will_need(int fd, off_t offset, off_t length) {
+#if defined(__linux__)
+    (void)posix_fadvise(fd, offset, length, POSIX_FADV_WILLNEED);
+#elif defined(__APPLE__)
+    // F_RDADVISE takes an int count: advise in pieces.
+    while (length > 0) {
+        struct radvisory advice;
+        advice.ra_offset = offset;
+        advice.ra_count = length > INT_MAX ? INT_MAX : (int)length;
+        if (fcntl(fd, F_RDADVISE, &advice) == -1) return;
+        offset += advice.ra_count;
+        length -= advice.ra_count;
+    }
+#else
+    (void)fd;
+    (void)offset;
+    (void)length;
 #endif
 }

@@ -5,6 +5,7 @@
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CSystem
 import ISOBMFF
 
 /// A regular file opened read-only, read with `pread`. Owns its descriptor, so it is a
@@ -61,9 +62,7 @@ public final class InputFile: ByteSource {
     /// Tells the kernel that `length` bytes at `offset` will be read soon, so a cold read
     /// becomes one sequential read-ahead instead of many small seeks.
     func willNeed(offset: UInt64, length: UInt64) {
-        #if os(Linux)
         guard let start = off_t(exactly: offset), let count = off_t(exactly: length) else { return }
-        _ = posix_fadvise(descriptor, start, count, POSIX_FADV_WILLNEED)
-        #endif
+        csystem_will_need(descriptor, start, count)
     }
 }

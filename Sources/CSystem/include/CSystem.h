@@ -6,9 +6,14 @@
 #include <sys/types.h>
 
 // Renames `from` to `to` (both relative to the current directory or absolute) only if `to`
-// does not exist: renameat2(RENAME_NOREPLACE) on Linux. Fails with ENOSYS or EINVAL where the
-// kernel or file system lacks it, and with ENOSYS on systems other than Linux.
+// does not exist: renameat2(RENAME_NOREPLACE) on Linux, renamex_np(RENAME_EXCL) on Darwin.
+// Fails with EEXIST when `to` exists, and with ENOSYS, EINVAL or ENOTSUP where the kernel or
+// the file system cannot do it (the caller then falls back to link + unlink).
 int csystem_rename_noreplace(const char *from, const char *to);
+
+// Tells the kernel that `length` bytes at `offset` will be read soon: posix_fadvise(WILLNEED)
+// on Linux, fcntl(F_RDADVISE) on Darwin. Advisory: errors are ignored.
+void csystem_will_need(int fd, off_t offset, off_t length);
 
 // copy_file_range(2) on Linux (ENOSYS elsewhere): copies `length` bytes from `in` at `*in_offset`
 // to `out` at its current position, in the kernel. Returns the bytes copied.
