@@ -13,6 +13,11 @@ public struct RemuxError: Error, Sendable, CustomStringConvertible {
         case cannotOpenInput
         /// The input has no audio track, or not the one asked for.
         case noAudioTrack
+        /// The video file given to the muxer has no video track.
+        case noVideoTrack
+        /// Music clips whose coding differs (codec, sample rate, channels, configuration)
+        /// cannot share one track.
+        case incompatibleClips
         /// The audio codec cannot be copied into an M4A (yet).
         case unsupportedCodec
         /// The input uses a feature this version cannot extract from (fragments, external

@@ -4,6 +4,8 @@ struct Arguments {
         /// One input to one output, or several inputs into `outputDirectory`.
         case extract(jobs: [Job])
         case probe(input: String)
+        /// Music under a video: `mux VIDEO --audio A… OUTPUT`.
+        case mux(video: String, music: [String], output: String)
         case help
         case version
     }
@@ -20,6 +22,9 @@ struct Arguments {
     var salvage = false
     var quiet = false
     var json = false
+    var musicOffset = 0.0
+    var keepOriginalAudio = false
+    var loop = false
 
     struct UsageError: Error {
         let message: String
@@ -35,6 +40,7 @@ struct Arguments {
         var help = false
         var version = false
         var outputDirectory: String?
+        var music: [String] = []
         var iterator = arguments.makeIterator()
         var optionsEnded = false
         func value(_ name: String, _ attached: String?) throws -> String {
@@ -64,6 +70,15 @@ struct Arguments {
             case "--overwrite": overwrite = true
             case "--salvage": salvage = true
             case "-o", "--output-dir": outputDirectory = try value(name, attached)
+            case "-a", "--audio": music.append(try value(name, attached))
+            case "--keep-original-audio": keepOriginalAudio = true
+            case "--loop": loop = true
+            case "--offset":
+                let text = try value(name, attached)
+                guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+                    throw UsageError(message: "--offset takes seconds (0 or more), not '\(text)'")
+                }
+                musicOffset = seconds
             case "-t", "--track":
                 let text = try value(name, attached)
                 guard let number = Int(text), number >= 0 else {
@@ -87,6 +102,23 @@ struct Arguments {
         if version {
             mode = .version
             return
+        }
+        if positional.first == "mux" {
+            guard positional.count == 3 else {
+                throw UsageError(message: "mux takes a video and an output: extract-audio mux VIDEO --audio MUSIC.m4a "
+                                 + "OUTPUT.mp4")
+            }
+            guard !music.isEmpty else {
+                throw UsageError(message: "mux needs at least one --audio MUSIC file")
+            }
+            if let ext = Self.extensionOf(positional[2]), Self.foreignExtensions.contains(ext) {
+                throw UsageError(message: "the output is named .\(ext), but mux writes an MP4: name it .mp4")
+            }
+            mode = .mux(video: positional[1], music: music, output: positional[2])
+            return
+        }
+        if !music.isEmpty || keepOriginalAudio || loop || musicOffset != 0 {
+            throw UsageError(message: "--audio, --offset, --loop and --keep-original-audio go with mux")
         }
         if list || positional.first == "probe" {
             let inputs = positional.first == "probe" && !list ? Array(positional.dropFirst()) : positional

@@ -16,7 +16,8 @@ enum ExitStatus: Int32 {
     case cannotCreate = 73
     /// EX_IOERR: reading or writing failed.
     case ioError = 74
-    /// The input has no audio track (or not the one asked for).
+    /// The input has no audio track (or not the one asked for); for mux, also a video file
+    /// without video.
     case noAudioTrack = 79
     /// Interrupted by SIGINT / SIGTERM (128 + signal number).
     case interrupted = 130
@@ -26,8 +27,8 @@ enum ExitStatus: Int32 {
         switch code {
         case .invalidInput, .truncatedInput: self = .dataError
         case .cannotOpenInput: self = .noInput
-        case .noAudioTrack: self = .noAudioTrack
-        case .unsupportedCodec, .unsupportedInput: self = .unsupported
+        case .noAudioTrack, .noVideoTrack: self = .noAudioTrack
+        case .unsupportedCodec, .unsupportedInput, .incompatibleClips: self = .unsupported
         case .destinationExists, .cannotCreateOutput: self = .cannotCreate
         case .sameFile: self = .usage
         case .ioError: self = .ioError

@@ -16,6 +16,7 @@ let usage = """
       extract-audio [OPTIONS] INPUT OUTPUT.m4a
       extract-audio [OPTIONS] INPUT… --output-dir DIR
       extract-audio probe [--json] INPUT
+      extract-audio mux VIDEO --audio MUSIC… [--offset S] [--loop] [--keep-original-audio] OUTPUT.mp4
       extract-audio --help | --version
 
     Copies an audio track of an MP4/MOV/M4A/3GP file (regular or fragmented) into a new
@@ -41,12 +42,20 @@ let usage = """
     probe INPUT describes INPUT and its tracks (codec, sample rate, channels, duration,
     samples, bitrate, language, enabled); with --json as JSON. --list INPUT is the same.
 
+    mux puts music under a video, also by stream copy: the video track is copied as it
+    is, and one audio track holds the --audio clips back to back from the start (or from
+    --offset S seconds), each clip's priming skipped so they join without a gap, cut to
+    the sample where the video ends. --loop repeats the clips until the video ends;
+    --keep-original-audio keeps the video's own audio as a second, disabled track. The
+    clips must share codec, sample rate, channels and configuration.
+
     Examples:
       extract-audio talk.mp4 talk.m4a
       extract-audio --track 1 interview.mov commentary.m4a
       extract-audio --salvage crashed-recording.mp4 rescued.m4a
       extract-audio *.mp4 --output-dir soundtracks/
       extract-audio probe --json movie.mp4
+      extract-audio mux holiday.mp4 --audio song1.m4a --audio song2.m4a holiday-music.mp4
 
     The output is written under a temporary name beside OUTPUT and moved into place only
     when complete; on failure or Ctrl-C nothing is left behind.
@@ -172,6 +181,36 @@ func run() -> ExitStatus {
             let status = ExitStatus(error.code)
             if arguments.json {
                 Terminal.line(errorJSON(input: input, output: nil, code: error.code.rawValue, status: status,
+                                        message: error.message, path: error.boxPath, offset: error.byteOffset))
+            } else {
+                Terminal.error(error.message)
+            }
+            return status
+        } catch {
+            Terminal.error("\(error)")
+            return .ioError
+        }
+    case .mux(let video, let music, let output):
+        let options = MuxOptions(musicOffset: arguments.musicOffset, keepOriginalAudio: arguments.keepOriginalAudio,
+                                 loop: arguments.loop, overwrite: arguments.overwrite)
+        do {
+            let result = try BackgroundMusic.mux(video: video, music: music, to: output, options: options)
+            if arguments.json {
+                Terminal.line(JSON.object([
+                    ("output", .string(output)), ("status", .string("ok")),
+                    ("video_duration", .double(result.videoDuration)), ("music_duration", .double(result.musicDuration)),
+                    ("clips_placed", .int(result.clipsPlaced)), ("bytes", .int(Int(result.bytesWritten))),
+                ]).compactText)
+            } else if !arguments.quiet {
+                Terminal.line("wrote \(output): \(result.videoTrackCount) video track(s), music from "
+                              + "\(result.clipsPlaced) clip(s) for \(formatted(result.musicDuration, digits: 3)) s of "
+                              + "\(formatted(result.videoDuration, digits: 3)) s, \(result.bytesWritten) bytes")
+            }
+            return .success
+        } catch let error as RemuxError {
+            let status = ExitStatus(error.code)
+            if arguments.json {
+                Terminal.line(errorJSON(input: video, output: output, code: error.code.rawValue, status: status,
                                         message: error.message, path: error.boxPath, offset: error.byteOffset))
             } else {
                 Terminal.error(error.message)

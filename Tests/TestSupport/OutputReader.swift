@@ -26,12 +26,15 @@ public struct DemuxedTrack {
     public var table: SampleTable
     public var packets: [Packet]
 
-    public init(path: String, bytes: [UInt8]) throws {
+    /// The `index`-th track with handler `handler` (the first audio track by default).
+    public init(path: String, bytes: [UInt8], handler: FourCC = .soun, index: Int = 0) throws {
         let source = MemoryByteSource(bytes)
         movie = try Movie(reading: source)
-        guard let audio = movie.tracks.first(where: \.isAudio) else {
-            throw ISOBMFFError(.missingBox, "no audio track", path: path, offset: nil)
+        let matching = movie.tracks.filter { $0.handlerType == handler }
+        guard index < matching.count else {
+            throw ISOBMFFError(.missingBox, "no \(handler) track \(index)", path: path, offset: nil)
         }
+        let audio = matching[index]
         track = audio
         table = try SampleTable(boxes: audio.sampleTable(), fileLength: source.length, excluding: [movie.movieBoxRange])
         var shift: Int64 = 0

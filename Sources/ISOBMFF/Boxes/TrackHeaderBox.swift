@@ -22,6 +22,23 @@ public struct TrackHeaderBox: Box {
 
     public var isEnabled: Bool { flags & Self.enabledFlag != 0 }
 
+    /// A header for a new track: enabled and in the movie, identity matrix, no picture size.
+    public init(trackID: UInt32, duration: UInt64, alternateGroup: Int16 = 0, volume: Int16 = 0x0100,
+                flags: UInt32 = TrackHeaderBox.enabledFlag | TrackHeaderBox.inMovieFlag) {
+        version = 0
+        self.flags = flags
+        creationTime = 0
+        modificationTime = 0
+        self.trackID = trackID
+        self.duration = duration
+        layer = 0
+        self.alternateGroup = alternateGroup
+        self.volume = volume
+        matrix = MovieHeaderBox.identityMatrix
+        width = 0
+        height = 0
+    }
+
     public init(parsing payload: inout ByteReader) throws {
         (version, flags) = try payload.readVersionAndFlags()
         try payload.check(version: version, in: 0...1)

@@ -8,6 +8,9 @@ public struct Track: Sendable {
     public var mediaHeader: MediaHeaderBox
     public var handler: HandlerBox
     public var soundMediaHeader: SoundMediaHeaderBox?
+    /// The media information header box as found (`vmhd`, `smhd`, `nmhd`, `sthd`, `gmhd`,
+    /// …), re-serialized with a 32-bit header, for copying a track as it is.
+    public var mediaInformationHeader: [UInt8]?
     public var dataReferences: DataReferenceBox?
     /// The `stsd` (parsed eagerly: listing tracks needs the codec).
     public var sampleDescriptions: SampleDescriptionBox
@@ -77,6 +80,7 @@ public struct Track: Sendable {
         self.handler = handler
 
         var soundMediaHeader: SoundMediaHeaderBox?
+        var mediaInformationHeader: [UInt8]?
         var dataReferences: DataReferenceBox?
         var sampleTable: ByteReader?
         let minf = information
@@ -84,7 +88,10 @@ public struct Track: Sendable {
             var body = payload
             switch child.type {
             case .smhd:
+                mediaInformationHeader = Self.rebuilt(child.type, body)
                 soundMediaHeader = try SoundMediaHeaderBox(parsing: &body)
+            case "vmhd", "nmhd", "sthd", "gmhd", "hmhd":
+                mediaInformationHeader = Self.rebuilt(child.type, body)
             case .dinf:
                 while let (entry, entryPayload) = try body.readBox(depth: 5) {
                     guard entry.type == .dref else { continue }
@@ -101,6 +108,7 @@ public struct Track: Sendable {
         }
         guard let sampleTable else { throw missing(.stbl, in: minf) }
         self.soundMediaHeader = soundMediaHeader
+        self.mediaInformationHeader = mediaInformationHeader
         self.dataReferences = dataReferences
         self.sampleTableBox = sampleTable
 
@@ -123,6 +131,13 @@ public struct Track: Sendable {
         guard let descriptions else { throw missing(.stsd, in: sampleTable) }
         self.sampleDescriptions = descriptions
         self.declaredSampleCount = declaredCount
+    }
+
+    private static func rebuilt(_ type: FourCC, _ payload: ByteReader) -> [UInt8] {
+        var body = payload
+        var writer = BoxWriter()
+        writer.box(type) { $0.write(bytes: body.readRemainingBytes()) }
+        return writer.bytes
     }
 
     /// Parses the track's sample tables (`stbl`). Costs time and memory in proportion to the

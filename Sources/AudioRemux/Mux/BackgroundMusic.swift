@@ -1,0 +1,285 @@
+import ISOBMFF
+
+/// Options for ``BackgroundMusic/mux(video:music:to:options:)``.
+public struct MuxOptions: Sendable {
+    /// Where the music starts, in seconds from the start of the video.
+    public var musicOffset: Double
+    /// Keep the video's own audio as a second, disabled audio track (an alternative to
+    /// the music, in the same alternate group).
+    public var keepOriginalAudio: Bool
+    /// Repeat the clips until the video ends.
+    public var loop: Bool
+    public var overwrite: Bool
+    public var bufferSize: Int
+
+    public init(musicOffset: Double = 0, keepOriginalAudio: Bool = false, loop: Bool = false, overwrite: Bool = false,
+                bufferSize: Int = 4 << 20) {
+        self.musicOffset = musicOffset
+        self.keepOriginalAudio = keepOriginalAudio
+        self.loop = loop
+        self.overwrite = overwrite
+        self.bufferSize = max(bufferSize, 64 << 10)
+    }
+}
+
+public struct MuxResult: Sendable, Equatable {
+    public var outputPath: String
+    public var videoTrackCount: Int
+    /// How many clips were placed (a clip used twice by `loop` counts twice).
+    public var clipsPlaced: Int
+    /// Seconds.
+    public var videoDuration: Double
+    public var musicDuration: Double
+    public var bytesWritten: UInt64
+}
+
+/// Puts music under a video by stream copy: the video track(s) unchanged, and one audio
+/// track made of the clips back to back, cut where the video ends.
+///
+/// Timing is exact without decoding: the output's movie timescale is the audio's sample
+/// rate, and an edit list entry per clip skips that clip's priming (so the clips join
+/// gaplessly) and cuts the last clip at the video's end to the sample — the last packet is
+/// kept, the edit trims it. Clips must share one coding (codec, sample rate, channels and
+/// decoder configuration): players do not reconfigure a decoder in the middle of a track,
+/// so clips that differ are refused rather than written as several sample entries.
+public enum BackgroundMusic {
+    public static func mux(video videoPath: String, music clipPaths: [String], to outputPath: String,
+                           options: MuxOptions = MuxOptions(), isCancelled: () -> Bool = { false }) throws -> MuxResult {
+        guard !clipPaths.isEmpty else {
+            throw RemuxError(.noAudioTrack, "no music clips were given")
+        }
+        let videoInput = try InputFile(path: videoPath)
+        var inputs = [videoInput]
+        for path in clipPaths { inputs.append(try InputFile(path: path)) }
+        if let existing = FileIdentity(path: outputPath) {
+            if inputs.contains(where: { $0.identity == existing }) {
+                throw RemuxError(.sameFile, "\(outputPath) is one of the inputs")
+            }
+            if !options.overwrite {
+                throw RemuxError(.destinationExists, "\(outputPath) already exists (use --overwrite to replace it)")
+            }
+        }
+
+        // The video.
+        let videoMovie = try parse { try Movie(reading: videoInput) }
+        let videoTracks = videoMovie.tracks.filter { $0.handlerType == .vide }
+        guard let mainVideo = videoTracks.first else {
+            throw RemuxError(.noVideoTrack, "\(videoPath) has no video track (it has \(Extraction.describe(videoMovie.tracks)))")
+        }
+        var plans: [TrackPlan] = []
+        for track in videoTracks {
+            let (table, _) = try Extraction.sampleTable(of: track, in: videoMovie, source: videoInput, salvage: false,
+                                                        name: videoPath)
+            plans.append(TrackPlan(copying: track, table: table, source: 0))
+        }
+        let videoSeconds = presentedSeconds(mainVideo, movie: videoMovie, mediaDuration: plans[0].mediaHeader.duration)
+
+        // The clips.
+        var clips: [Clip] = []
+        for (i, path) in clipPaths.enumerated() {
+            clips.append(try Clip(path: path, input: inputs[i + 1], source: i + 1))
+        }
+        let first = clips[0]
+        for clip in clips.dropFirst() where !clip.sharesCoding(with: first) {
+            throw RemuxError(.incompatibleClips, "\(clip.path) is coded differently from \(first.path) "
+                             + "(\(clip.describe) vs \(first.describe)): clips must share codec, sample rate, channels "
+                             + "and decoder configuration to share one audio track")
+        }
+        let timescale = first.track.mediaHeader.timescale
+        guard timescale > 0 else { throw RemuxError(.invalidInput, "\(first.path): the media timescale is 0") }
+
+        // The music track: clip after clip, each clip's priming skipped by its own edit.
+        let videoTicks = UInt64((videoSeconds * Double(timescale)).rounded())
+        let offsetTicks = UInt64(max(0, options.musicOffset * Double(timescale)).rounded())
+        guard offsetTicks < videoTicks else {
+            throw RemuxError(.invalidInput, "the music would start at \(options.musicOffset) s, after the video ends "
+                             + "(\(videoSeconds) s)")
+        }
+        var mediaHeader = first.track.mediaHeader
+        let musicTrackID = UInt32(plans.count + 1)
+        var music = TrackPlan(audioHeader: TrackHeaderBox(trackID: musicTrackID, duration: 0, alternateGroup: 1),
+                              mediaHeader: mediaHeader, entry: first.outputEntry)
+        var edits: [EditListBox.Entry] = offsetTicks > 0 ? [.init(segmentDuration: offsetTicks, mediaTime: -1)] : []
+        var timing: [TimeToSampleBox.Entry] = []
+        var needed = videoTicks - offsetTicks
+        var base: UInt64 = 0
+        var placed = 0
+        while needed > 0 && (options.loop || placed < clips.count) {
+            let clip = clips[placed % clips.count]
+            guard clip.presentedTicks > 0 else {
+                throw RemuxError(.invalidInput, "\(clip.path) holds no audio to play")
+            }
+            let take = min(clip.presentedTicks, needed)
+            let (count, ticks) = clip.samplesCovering(until: clip.priming + take)
+            music.append(clip.table, count: count, source: clip.source, descriptionIndex: 1)
+            for duration in clip.durations.prefix(count) {
+                if let last = timing.last, last.sampleDelta == duration {
+                    timing[timing.count - 1].sampleCount += 1
+                } else {
+                    timing.append(.init(sampleCount: 1, sampleDelta: duration))
+                }
+            }
+            edits.append(.init(segmentDuration: take, mediaTime: Int64(base + clip.priming)))
+            base += ticks
+            needed -= take
+            placed += 1
+        }
+        let musicTicks = edits.reduce(UInt64(0)) { $0 + $1.segmentDuration }
+        mediaHeader.duration = base
+        music.mediaHeader = mediaHeader
+        music.timeToSample = TimeToSampleBox(entries: timing)
+        music.editList = EditListBox(entries: edits)
+        music.header.duration = musicTicks
+        if first.codec.kind == .aac {
+            music.groups = [.aacRoll]
+            music.sampleToGroups = [SampleToGroupBox(groupingType: .roll, entries: [
+                .init(sampleCount: UInt32(music.sampleCount), groupDescriptionIndex: 1),
+            ])]
+        }
+
+        // Video edit lists and durations move to the new movie timescale (the audio's).
+        for i in plans.indices {
+            plans[i].header.trackID = UInt32(i + 1)
+            retime(&plans[i], from: videoMovie.header.timescale, to: timescale)
+        }
+        plans.append(music)
+        if options.keepOriginalAudio, let original = videoMovie.tracks.first(where: \.isAudio) {
+            let (table, _) = try Extraction.sampleTable(of: original, in: videoMovie, source: videoInput, salvage: false,
+                                                        name: videoPath)
+            var plan = TrackPlan(copying: original, table: table, source: 0)
+            plan.header.trackID = UInt32(plans.count + 1)
+            plan.header.flags &= ~TrackHeaderBox.enabledFlag
+            plan.header.alternateGroup = 1
+            retime(&plan, from: videoMovie.header.timescale, to: timescale)
+            plans.append(plan)
+        }
+
+        let movieDuration = plans.map(\.header.duration).max() ?? 0
+        var movieHeader = videoMovie.header
+        movieHeader.timescale = timescale
+        movieHeader.duration = movieDuration
+        movieHeader.nextTrackID = UInt32(plans.count + 1)
+        let layout = try MuxLayout(tracks: plans, movieHeader: movieHeader,
+                                   fileType: FileTypeBox(majorBrand: .isom, minorVersion: 0x200,
+                                                         compatibleBrands: [.isom, "iso2", .mp42]))
+        var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
+        do {
+            try layout.write(tracks: plans, inputs: inputs, to: &output, bufferSize: options.bufferSize,
+                             isCancelled: isCancelled)
+            try output.publish(overwrite: options.overwrite)
+        } catch {
+            output.discard()
+            throw error
+        }
+        return MuxResult(outputPath: outputPath, videoTrackCount: videoTracks.count, clipsPlaced: placed,
+                         videoDuration: videoSeconds, musicDuration: Double(musicTicks) / Double(timescale),
+                         bytesWritten: output.position)
+    }
+
+    /// A track's presented duration in seconds: its edit list's, or its media's.
+    static func presentedSeconds(_ track: Track, movie: Movie, mediaDuration: UInt64) -> Double {
+        if let edits = track.editList?.entries, !edits.isEmpty, movie.header.timescale > 0 {
+            let total = edits.reduce(UInt64(0)) { $0 &+ $1.segmentDuration }
+            if total > 0 { return Double(total) / Double(movie.header.timescale) }
+        }
+        let timescale = track.mediaHeader.timescale
+        return timescale == 0 ? 0 : Double(mediaDuration) / Double(timescale)
+    }
+
+    /// Rescales a copied track's edit list and header duration to a new movie timescale.
+    static func retime(_ plan: inout TrackPlan, from old: UInt32, to new: UInt32) {
+        if var edits = plan.editList {
+            for i in edits.entries.indices {
+                edits.entries[i].segmentDuration = rescale(edits.entries[i].segmentDuration, from: old, to: new) ?? 0
+            }
+            plan.editList = edits
+            plan.header.duration = edits.entries.reduce(0) { $0 + $1.segmentDuration }
+        } else {
+            plan.header.duration = rescale(plan.mediaHeader.duration, from: plan.mediaHeader.timescale, to: new) ?? 0
+        }
+    }
+}
+
+/// One music clip: its audio track, checked, with the numbers the timeline needs.
+struct Clip {
+    let path: String
+    let source: Int
+    let movie: Movie
+    let track: Track
+    let table: SampleTable
+    let codec: AudioCodec
+    let outputEntry: [UInt8]
+    /// Samples of priming at the start (the first edit's media time).
+    let priming: UInt64
+    /// The ticks the clip presents after its priming (its edit list's duration, or the rest).
+    let presentedTicks: UInt64
+    let durations: [UInt32]
+
+    init(path: String, input: InputFile, source: Int) throws {
+        self.path = path
+        self.source = source
+        movie = try parse { try Movie(reading: input) }
+        track = try Extraction.select(.firstAudio, in: movie, name: path)
+        try Extraction.checkSamplesAreInFile(track)
+        (table, _) = try Extraction.sampleTable(of: track, in: movie, source: input, salvage: false, name: path)
+        let index = Int(table.boxes.sampleToChunk.entries.first?.sampleDescriptionIndex ?? 1) - 1
+        guard index < track.sampleDescriptions.entries.count else {
+            throw RemuxError(.invalidInput, "\(path): the audio track has no sample description")
+        }
+        let entry = track.sampleDescriptions.entries[index]
+        codec = try AudioCodec(entry: entry, quickTimeLayout: movie.usesQuickTimeLayout)
+        if table.boxes.sampleToChunk.entries.contains(where: { $0.sampleDescriptionIndex != UInt32(index + 1) }) {
+            throw RemuxError(.incompatibleClips, "\(path) changes its coding midway (several sample descriptions)")
+        }
+        outputEntry = codec.outputEntry(original: entry)
+        var durations: [UInt32] = []
+        for run in table.boxes.timeToSample.entries {
+            durations.append(contentsOf: repeatElement(run.sampleDelta, count: Int(run.sampleCount)))
+        }
+        self.durations = durations
+        let total = table.totalDuration
+        let edit = track.editList?.entries.first { !$0.isEmpty }
+        let priming = min(UInt64(clamping: edit?.mediaTime ?? 0), total)
+        self.priming = priming
+        var presented = total - priming
+        if let edits = track.editList?.entries, !edits.isEmpty, movie.header.timescale > 0 {
+            let segments = edits.filter { !$0.isEmpty }.reduce(UInt64(0)) { $0 &+ $1.segmentDuration }
+            if segments > 0, let ticks = rescale(segments, from: movie.header.timescale,
+                                                 to: track.mediaHeader.timescale) {
+                presented = min(presented, ticks)
+            }
+        }
+        presentedTicks = presented
+    }
+
+    /// The number of samples needed to present media up to `time`, and their total duration.
+    func samplesCovering(until time: UInt64) -> (count: Int, ticks: UInt64) {
+        var ticks: UInt64 = 0
+        var count = 0
+        while count < durations.count && ticks < time {
+            ticks += UInt64(durations[count])
+            count += 1
+        }
+        return (count, ticks)
+    }
+
+    func sharesCoding(with other: Clip) -> Bool {
+        codec.kind == other.codec.kind && codec.sampleRate == other.codec.sampleRate
+            && codec.channelCount == other.codec.channelCount
+            && track.mediaHeader.timescale == other.track.mediaHeader.timescale
+            && decoderConfiguration == other.decoderConfiguration
+    }
+
+    /// The bytes that configure the decoder: the AudioSpecificConfig for AAC, else the
+    /// configuration box's payload (bitrate fields in `esds` may differ freely).
+    var decoderConfiguration: [UInt8] {
+        if let descriptor = codec.descriptor {
+            return [descriptor.objectTypeIndication] + (descriptor.decoderSpecificInfo ?? [])
+        }
+        return Array(codec.configurationBox.dropFirst(8))
+    }
+
+    var describe: String {
+        "\(codec.codecString), \(codec.sampleRate) Hz, \(codec.channelCount) ch"
+    }
+}
