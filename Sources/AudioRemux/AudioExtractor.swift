@@ -21,12 +21,16 @@ public struct ExtractionOptions: Sendable {
     /// When the input is truncated, extract the complete part instead of failing (the
     /// result's ``ExtractionResult/salvage`` says what was recovered).
     public var salvage: Bool
+    /// Carry metadata over (iTunes and QuickTime items, keys metadata, cover art, track
+    /// name, chapters) and add `iTunSMPB` for gapless playback. Off: only what playback needs.
+    public var keepMetadata: Bool
 
     public init(track: TrackChoice = .firstAudio, overwrite: Bool = false, salvage: Bool = false,
-                bufferSize: Int = 4 << 20) {
+                keepMetadata: Bool = true, bufferSize: Int = 4 << 20) {
         self.track = track
         self.overwrite = overwrite
         self.salvage = salvage
+        self.keepMetadata = keepMetadata
         self.bufferSize = max(bufferSize, 64 << 10)
     }
 }

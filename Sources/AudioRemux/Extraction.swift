@@ -10,6 +10,7 @@ struct Extraction {
     let plan: OutputMovie
 
     let salvage: SalvageReport?
+    let extras: OutputExtras
 
     /// - Parameter name: how to call the input in messages (its path).
     init(source: some ByteSource, options: ExtractionOptions, name: String) throws {
@@ -43,9 +44,11 @@ struct Extraction {
             throw RemuxError(.invalidInput, "\(track.path): the audio track has no sample description")
         }
         self.codec = codec
+        let mediaDuration = Self.mediaDuration(of: track, table: table, movie: movie, salvage: salvage)
+        extras = options.keepMetadata
+            ? try Self.extras(of: track, in: movie, source: source, table: table, codec: codec, name: name) : OutputExtras()
         plan = try OutputMovie(movie: movie, track: track, table: table, entries: entries, entryIndex: entryIndex,
-                               codec: codec.kind, mediaDuration: Self.mediaDuration(of: track, table: table,
-                                                                                   movie: movie, salvage: salvage))
+                               codec: codec.kind, mediaDuration: mediaDuration, extras: extras)
     }
 
     /// The size of the output file.
@@ -61,6 +64,54 @@ struct Extraction {
         try sink.write(plan.mediaDataHeader)
         let copier = SampleCopier(bufferSize: bufferSize, progress: progress, isCancelled: isCancelled)
         try copier.copy(table, from: source, to: &sink)
+        if let chapters = extras.chapterTrack {
+            for (offset, size) in zip(chapters.offsets, chapters.sizes) {
+                try sink.write(try source.bytes(at: offset, count: Int(size)))
+            }
+        }
+    }
+
+    /// The metadata and chapters to carry over: `udta` (with an `iTunSMPB` item added when
+    /// the edit list shows priming and the input has none), keys-based `meta`, the track's
+    /// name and extended language, and the chapter track the audio refers to.
+    static func extras(of track: Track, in movie: Movie, source: some ByteSource, table: SampleTable,
+                       codec: AudioCodec, name: String) throws -> OutputExtras {
+        var extras = OutputExtras(userData: movie.userData, metadata: movie.metadata, trackUserData: track.userData,
+                                  extendedLanguage: track.extendedLanguage)
+        let hasGaplessItem = movie.userData.map { Metadata.freeformNames(in: $0).contains("iTunSMPB") } ?? false
+        if !hasGaplessItem, let gapless = gaplessNumbers(track: track, movie: movie, table: table, codec: codec) {
+            extras.userData = Metadata.userData(movie.userData, adding: Metadata.gaplessItem(
+                priming: gapless.priming, padding: gapless.padding, sampleCount: gapless.sampleCount))
+        }
+        let chapterIDs = track.references["chap"] ?? []
+        if let chapters = movie.tracks.first(where: { chapterIDs.contains($0.trackID) && $0.trackID != track.trackID }) {
+            let (chapterTable, _) = try sampleTable(of: chapters, in: movie, source: source, salvage: false, name: name)
+            var plan = TrackPlan(copying: chapters, table: chapterTable, source: 0)
+            plan.header.trackID = 2
+            plan.descriptionIndexes = plan.descriptionIndexes.map { _ in 1 }
+            if plan.sampleDescriptions.entries.count > 1 {
+                plan.sampleDescriptions.entries = [plan.sampleDescriptions.entries[0]]
+            }
+            extras.chapterTrack = plan
+        }
+        return extras
+    }
+
+    /// Priming, padding and the presented sample count of an AAC track, from an edit list
+    /// that skips priming (one non-empty edit with media time > 0), when the media timescale
+    /// counts samples.
+    static func gaplessNumbers(track: Track, movie: Movie, table: SampleTable, codec: AudioCodec)
+        -> (priming: UInt64, padding: UInt64, sampleCount: UInt64)?
+    {
+        let edits = track.editList?.entries.filter { !$0.isEmpty } ?? []
+        guard codec.kind == .aac, edits.count == 1, let edit = edits.first, edit.mediaTime > 0,
+              track.mediaHeader.timescale == UInt32(clamping: codec.sampleRate),
+              let presented = rescale(edit.segmentDuration, from: movie.header.timescale,
+                                      to: track.mediaHeader.timescale) else { return nil }
+        let priming = UInt64(edit.mediaTime)
+        let total = table.totalDuration
+        guard priming + presented <= total else { return nil }
+        return (priming, total - priming - presented, presented)
     }
 
     func result(outputPath: String, bytesWritten: UInt64) -> ExtractionResult {

@@ -6,6 +6,19 @@ import ISOBMFF
 /// The layout is computed before anything is written: the sample tables are rebuilt for
 /// the output's own chunks, and `moov` is sized first so the chunk offsets can point past it
 /// (with `co64` only when an offset needs more than 32 bits).
+/// What an extraction carries beyond the audio: metadata and a chapter track.
+struct OutputExtras {
+    /// `moov/udta` (iTunes items, QuickTime items, Nero chapters), header included.
+    var userData: [UInt8]?
+    /// `moov/meta` (keys-based metadata), header included.
+    var metadata: [UInt8]?
+    /// The audio track's `trak/udta` and `mdia/elng`.
+    var trackUserData: [UInt8]?
+    var extendedLanguage: [UInt8]?
+    /// A QuickTime chapter track (text), referenced from the audio by `tref/chap`.
+    var chapterTrack: TrackPlan?
+}
+
 struct OutputMovie {
     var fileType: [UInt8]
     var movieBox: [UInt8]
@@ -41,7 +54,7 @@ struct OutputMovie {
     ///     (fragmented or salvaged input), edits of duration 0 or running past the media
     ///     are fitted to it.
     init(movie: Movie, track: Track, table: SampleTable, entries: [[UInt8]], entryIndex: [UInt32: UInt32],
-         codec: AudioCodec.Kind, mediaDuration: UInt64) throws {
+         codec: AudioCodec.Kind, mediaDuration: UInt64, extras: OutputExtras = OutputExtras()) throws {
         let addAACRoll = codec == .aac
         // Output chunks: consecutive samples up to chunkByteLimit, split where the entry changes.
         var chunkSamples: [(count: UInt32, entry: UInt32)] = []
@@ -110,7 +123,7 @@ struct OutputMovie {
 
         var movieHeader = movie.header
         movieHeader.duration = trackDuration
-        movieHeader.nextTrackID = 2
+        movieHeader.nextTrackID = extras.chapterTrack == nil ? 2 : 3
         var trackHeader = track.header
         trackHeader.trackID = 1
         trackHeader.duration = trackDuration
@@ -133,12 +146,16 @@ struct OutputMovie {
                 movieHeader.write(to: &moov)
                 moov.box(.trak) { trak in
                     trackHeader.write(to: &trak)
+                    if extras.chapterTrack != nil {
+                        trak.box("tref") { tref in tref.box("chap") { $0.write(UInt32(2)) } }
+                    }
                     if let edits = editList {
                         trak.box(.edts) { edts in edits.write(to: &edts) }
                     }
                     trak.box(.mdia) { mdia in
                         media.write(to: &mdia)
                         HandlerBox(handlerType: .soun, name: "SoundHandler").write(to: &mdia)
+                        if let elng = extras.extendedLanguage { mdia.write(bytes: elng) }
                         mdia.box(.minf) { minf in
                             SoundMediaHeaderBox(balance: track.soundMediaHeader?.balance ?? 0).write(to: &minf)
                             minf.box(.dinf) { dinf in DataReferenceBox.selfContained.write(to: &dinf) }
@@ -156,13 +173,20 @@ struct OutputMovie {
                             }
                         }
                     }
+                    if let udta = extras.trackUserData { trak.write(bytes: udta) }
                 }
+                if let chapters = extras.chapterTrack {
+                    // One chunk, after the audio.
+                    Self.writeCopiedTrack(chapters, chunkOffset: firstChunkOffset + table.totalSampleBytes, to: &moov)
+                }
+                if let udta = extras.userData { moov.write(bytes: udta) }
+                if let meta = extras.metadata { moov.write(bytes: meta) }
             }
             return w.bytes
         }
 
         fileType = Self.fileType(for: codec).serialized
-        payloadSize = table.totalSampleBytes
+        payloadSize = table.totalSampleBytes + (extras.chapterTrack?.sizes.reduce(UInt64(0)) { $0 + UInt64($1) } ?? 0)
         mediaDataHeader = MediaDataHeader.bytes(payloadSize: payloadSize)
         // The moov size depends on stco versus co64, which depends on the offsets, which
         // depend on the moov size: iterate until the size is stable (at most twice more).
@@ -177,5 +201,33 @@ struct OutputMovie {
             box = next
         }
         movieBox = box
+    }
+
+    /// A track copied whole (tables as they are), its samples in one chunk at `chunkOffset`.
+    static func writeCopiedTrack(_ track: TrackPlan, chunkOffset: UInt64, to moov: inout BoxWriter) {
+        moov.box(.trak) { trak in
+            track.header.write(to: &trak)
+            if let edits = track.editList { trak.box(.edts) { edits.write(to: &$0) } }
+            trak.box(.mdia) { mdia in
+                track.mediaHeader.write(to: &mdia)
+                track.handler.write(to: &mdia)
+                mdia.box(.minf) { minf in
+                    minf.write(bytes: track.mediaInformationHeader)
+                    minf.box(.dinf) { DataReferenceBox.selfContained.write(to: &$0) }
+                    minf.box(.stbl) { stbl in
+                        track.sampleDescriptions.write(to: &stbl)
+                        track.timeToSample.write(to: &stbl)
+                        track.compositionOffsets?.write(to: &stbl)
+                        track.syncSamples?.write(to: &stbl)
+                        let count = UInt32(track.sampleCount)
+                        SampleToChunkBox(entries: count == 0 ? [] : [
+                            .init(firstChunk: 1, samplesPerChunk: count, sampleDescriptionIndex: 1),
+                        ]).write(to: &stbl)
+                        SampleSizeBox(sizes: track.sizes).write(to: &stbl)
+                        ChunkOffsetBox(offsets: count == 0 ? [] : [chunkOffset]).write(to: &stbl)
+                    }
+                }
+            }
+        }
     }
 }

@@ -21,6 +21,7 @@ struct Arguments {
     var overwrite = false
     var salvage = false
     var quiet = false
+    var keepMetadata = true
     var json = false
     var musicOffset = 0.0
     var keepOriginalAudio = false
@@ -69,6 +70,7 @@ struct Arguments {
             case "-q", "--quiet": quiet = true
             case "--overwrite": overwrite = true
             case "--salvage": salvage = true
+            case "--no-metadata": keepMetadata = false
             case "-o", "--output-dir": outputDirectory = try value(name, attached)
             case "-a", "--audio": music.append(try value(name, attached))
             case "--keep-original-audio": keepOriginalAudio = true

@@ -34,6 +34,8 @@ let usage = """
                           file is never touched
           --salvage       when INPUT is truncated (a recording cut short), extract the
                           complete part and say on stderr how much was recovered
+          --no-metadata   drop tags, cover art, chapters and the iTunSMPB gapless item
+                          (kept by default; the edit list always keeps gapless timing)
       -q, --quiet         print nothing but errors (no progress bar, no summary)
           --json          print one JSON object per input on stdout (result or error)
       -h, --help          show this help
@@ -93,7 +95,8 @@ func errorJSON(input: String?, output: String?, code: String, status: ExitStatus
 func extract(_ job: Arguments.Job, arguments: Arguments) -> ExitStatus {
     let track: TrackChoice = arguments.trackID.map { .trackID($0) }
         ?? arguments.audioTrack.map { .audioIndex($0) } ?? .firstAudio
-    let options = ExtractionOptions(track: track, overwrite: arguments.overwrite, salvage: arguments.salvage)
+    let options = ExtractionOptions(track: track, overwrite: arguments.overwrite, salvage: arguments.salvage,
+                                    keepMetadata: arguments.keepMetadata)
     let bar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal ? ProgressBar(label: job.input) : nil
     let start = Terminal.now()
     do {

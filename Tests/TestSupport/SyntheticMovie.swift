@@ -22,6 +22,10 @@ public struct SyntheticMovie {
     public var leadingBoxes: [[UInt8]] = []
     /// Replaces the built `stbl` entirely when set (for malformed layouts).
     public var replaceSampleTable: [UInt8]?
+    /// Raw boxes appended inside `moov` after the track (`udta`, `meta`, …).
+    public var extraMovieBoxes: [[UInt8]] = []
+    /// Raw boxes appended inside the track's `trak` after `mdia` (`udta`).
+    public var extraTrackBoxes: [[UInt8]] = []
     /// Builds `moov` and an `mdat` header only (for plans of huge tracks).
     public var omitMediaData = false
     public var fileType = FileTypeBox(majorBrand: .isom, minorVersion: 512, compatibleBrands: [.isom, .mp42])
@@ -127,7 +131,9 @@ public struct SyntheticMovie {
                         }
                     }
                 }
+                for box in extraTrackBoxes { trak.write(bytes: box) }
             }
+            for box in extraMovieBoxes { moov.write(bytes: box) }
         }
         return w.bytes
     }

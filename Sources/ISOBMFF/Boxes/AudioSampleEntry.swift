@@ -5,11 +5,16 @@
 /// For AAC the codec configuration sits in an `esds` child, or, in QuickTime files, in an
 /// `esds` inside a `wave` box; ``elementaryStreamDescriptor`` finds it in either place.
 public struct AudioSampleEntry: Sendable, Equatable {
+    /// The entry's box type, which names the coding: `mp4a`, `alac`, `Opus`, … (§ 8.5.2.2).
     public var format: FourCC
+    /// 1-based index into the track's `dref` (§ 8.7.2): which file holds the samples.
     public var dataReferenceIndex: UInt16
     /// 0 in ISO files; 1 or 2 for QuickTime's extended sound descriptions.
     public var version: UInt16
+    /// The `channelcount` field (§ 12.2.3). Writers often leave it at 2 whatever the stream
+    /// holds: prefer the count the codec configuration states.
     public var channelCount: UInt16
+    /// Bits per sample (`samplesize`, 16 in ISO files); meaningful for PCM only.
     public var sampleSize: UInt16
     /// The sample rate field (16.16); QuickTime version 2 puts it in ``sampleRateV2``.
     public var sampleRate: UInt32
@@ -46,6 +51,7 @@ public struct AudioSampleEntry: Sendable, Equatable {
 
     /// Parses an entry from its bytes.
     ///
+    /// - Parameter entry: the `stsd` entry, header included, as ``SampleDescriptionBox`` keeps it.
     /// - Parameter quickTimeLayout: whether a version 1 entry carries QuickTime's 16 extra
     ///   bytes. True for QuickTime files; ISO files use version 0, and FFmpeg reads the
     ///   extension there only for version 2, which this follows.

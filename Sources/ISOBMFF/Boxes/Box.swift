@@ -3,8 +3,17 @@
 /// `init(parsing:)` reads the box's payload (the bytes after its header) through a reader
 /// that cannot see past the box; `write(to:)` writes the whole box, header included.
 public protocol Box: Sendable, Equatable {
+    /// The four-character code in the box header (§ 4.2) that this type parses and writes.
     static var type: FourCC { get }
+    /// Parses the box from `payload`: a reader over the bytes after the header, which cannot
+    /// see past the box's end.
+    ///
+    /// Throws an ``ISOBMFFError`` naming the box path and byte offset when a field runs past
+    /// the box or holds a value the specification does not allow.
     init(parsing payload: inout ByteReader) throws
+    /// Appends the whole box, header included, to `writer`, whose ``BoxWriter/box(_:_:)``
+    /// fills in the size. A parsed box that was not changed is written back byte for byte,
+    /// except where the type says otherwise (``SampleSizeBox`` always writes `stsz`).
     func write(to writer: inout BoxWriter)
 }
 

@@ -3,12 +3,18 @@
 /// Both parse into this one type. When written, the box is `stco` if every offset fits in
 /// 32 bits and `co64` otherwise.
 public struct ChunkOffsetBox: Box {
+    /// `stco`, written when every offset fits in 32 bits.
     public static let type = FourCC.stco
+    /// `co64`, written when an offset needs 64 bits (chunks past 4 GiB).
     public static let largeType = FourCC.co64
 
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32 = 0
+    /// The absolute file offset of each chunk, chunk 1 first; 64-bit whichever box they came
+    /// from, so code that uses them need not care.
     public var offsets: [UInt64]
 
+    /// A table of `offsets`; ``write(to:)`` picks `stco` or `co64` for them.
     public init(offsets: [UInt64]) {
         self.offsets = offsets
     }
@@ -43,6 +49,8 @@ public struct ChunkOffsetBox: Box {
         16 + count * (large ? 8 : 4)
     }
 
+    /// Writes `stco`, or `co64` when ``needsLargeOffsets``: the smaller box whenever it can
+    /// hold the offsets, so an output's layout can be planned from ``serializedSize(count:large:)``.
     public func write(to writer: inout BoxWriter) {
         let large = needsLargeOffsets
         writer.fullBox(large ? Self.largeType : Self.type, version: 0, flags: flags) { w in

@@ -4,20 +4,30 @@
 public struct CompositionOffsetBox: Box {
     public static let type = FourCC.ctts
 
+    /// A run of consecutive samples that share one composition offset.
     public struct Entry: Sendable, Equatable {
+        /// How many consecutive samples the run covers.
         public var sampleCount: UInt32
+        /// Composition time minus decoding time, in the media timescale: the raw 32 bits, read
+        /// as signed when the box's ``CompositionOffsetBox/version`` is 1.
         public var sampleOffset: UInt32
 
+        /// A run of `sampleCount` samples with the raw offset `sampleOffset`.
         public init(sampleCount: UInt32, sampleOffset: UInt32) {
             self.sampleCount = sampleCount
             self.sampleOffset = sampleOffset
         }
     }
 
+    /// 0: offsets are unsigned; 1: signed, which lets the first frames be presented at time
+    /// 0 without an edit list.
     public var version: UInt8
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32 = 0
+    /// The runs, in decoding order.
     public var entries: [Entry]
 
+    /// A table built in memory; use version 1 when any offset is negative.
     public init(version: UInt8, entries: [Entry]) {
         self.version = version
         self.entries = entries

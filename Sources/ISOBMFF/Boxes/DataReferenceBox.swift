@@ -3,9 +3,15 @@
 public struct DataReferenceBox: Box {
     public static let type = FourCC.dref
 
+    /// One data entry (`url `, `urn `, or QuickTime's `alis`): where the samples of the sample
+    /// entries that point to it are stored.
     public struct Entry: Sendable, Equatable {
+        /// The entry's box type: `url `, `urn `, `alis`, …
         public var type: FourCC
+        /// The entry's full-box version, kept so it is written back unchanged.
         public var version: UInt8
+        /// The entry's full-box flags; flag 1 means the samples are in this file (see
+        /// ``isSelfContained``).
         public var flags: UInt32
         /// The entry's payload after version and flags (a URL, a QuickTime alias, …).
         public var data: [UInt8]
@@ -13,6 +19,7 @@ public struct DataReferenceBox: Box {
         /// Whether the samples are in the same file as this box.
         public var isSelfContained: Bool { flags & 1 != 0 }
 
+        /// An entry of `type`; `flags: 1` with no data means "in this file".
         public init(type: FourCC, version: UInt8 = 0, flags: UInt32, data: [UInt8] = []) {
             self.type = type
             self.version = version
@@ -21,13 +28,17 @@ public struct DataReferenceBox: Box {
         }
     }
 
+    /// The full-box version as read (only 0 is defined), kept so the box is written back unchanged.
     public var version: UInt8 = 0
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32 = 0
+    /// The entries; a sample entry's `data_reference_index` counts into them from 1.
     public var entries: [Entry]
 
     /// A single "same file" `url ` entry.
     public static let selfContained = DataReferenceBox(entries: [Entry(type: .url, flags: 1)])
 
+    /// A `dref` with `entries`; ``selfContained`` is the one every self-contained file needs.
     public init(entries: [Entry]) {
         self.entries = entries
     }

@@ -6,14 +6,19 @@
 public struct EditListBox: Box {
     public static let type = FourCC.elst
 
+    /// One edit: a stretch of the movie timeline and the media time it starts from.
     public struct Entry: Sendable, Equatable {
         /// In the movie timescale (`mvhd`).
         public var segmentDuration: UInt64
         /// In the media timescale (`mdhd`); -1 means an empty edit.
         public var mediaTime: Int64
+        /// The rate's integer part: 1 for normal play, 0 for a dwell (the frame at ``mediaTime``
+        /// held for ``segmentDuration``).
         public var rateInteger: Int16
+        /// The rate's fractional part (the `media_rate_fraction` field); 0 in practice.
         public var rateFraction: Int16
 
+        /// An edit, at normal rate unless told otherwise.
         public init(segmentDuration: UInt64, mediaTime: Int64, rateInteger: Int16 = 1, rateFraction: Int16 = 0) {
             self.segmentDuration = segmentDuration
             self.mediaTime = mediaTime
@@ -21,13 +26,20 @@ public struct EditListBox: Box {
             self.rateFraction = rateFraction
         }
 
+        /// Whether this is an empty edit (`media_time` -1): nothing is presented for
+        /// ``segmentDuration``, as when a track starts after the movie does.
         public var isEmpty: Bool { mediaTime == -1 }
     }
 
+    /// 0 for 32-bit durations and media times, 1 for 64-bit; ``write(to:)`` moves to 1 when a value
+    /// needs more than 32 bits, so a long or late file never wraps around.
     public var version: UInt8
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32
+    /// The edits, in presentation order.
     public var entries: [Entry]
 
+    /// An edit list built in memory (version 0 until an entry needs 64 bits).
     public init(entries: [Entry]) {
         version = 0
         flags = 0

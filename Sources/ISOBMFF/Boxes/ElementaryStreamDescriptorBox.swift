@@ -11,14 +11,23 @@ public struct ElementaryStreamDescriptorBox: Box {
         static let decoderSpecificInfo: UInt8 = 0x05
     }
 
+    /// The full-box version; parsing refuses anything but 0, the only one defined.
     public var version: UInt8
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32
+    /// The ES_Descriptor's `ES_ID`: 0 in MP4 files, whose tracks are identified by `tkhd`
+    /// (ISO/IEC 14496-14 § 3.1.2).
     public var esID: UInt16
     /// 0x40 MPEG-4 audio, 0x66–0x68 MPEG-2 AAC, 0x69 MPEG-2 audio (MP3/MP2), 0x6B MP3.
     public var objectTypeIndication: UInt8
+    /// The DecoderConfigDescriptor's `streamType` (5 for audio), without the `upStream` and
+    /// reserved bits that share its byte.
     public var streamType: UInt8
+    /// `bufferSizeDB`: the decoding buffer size in bytes, as the encoder stated it.
     public var bufferSize: UInt32
+    /// The peak bit rate in bits per second over any one-second window, as stated.
     public var maxBitrate: UInt32
+    /// The average bit rate in bits per second; 0 for a variable bit rate.
     public var averageBitrate: UInt32
     /// The DecoderSpecificInfo bytes: for AAC, the AudioSpecificConfig.
     public var decoderSpecificInfo: [UInt8]?
@@ -76,6 +85,8 @@ public struct ElementaryStreamDescriptorBox: Box {
         }
     }
 
+    /// Writes ``rawPayload`` back unchanged, so descriptors and fields this type does not
+    /// model survive a copy.
     public func write(to writer: inout BoxWriter) {
         writer.fullBox(Self.type, version: version, flags: flags) { w in
             w.write(bytes: rawPayload.dropFirst(4))

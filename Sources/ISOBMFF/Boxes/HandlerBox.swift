@@ -1,7 +1,9 @@
 /// `hdlr`: what kind of media a track holds (ISO/IEC 14496-12 § 8.4.3).
 public struct HandlerBox: Box {
     public static let type = FourCC.hdlr
+    /// The full-box version as read (only 0 is defined), kept so the box is written back unchanged.
     public var version: UInt8
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32
     /// `pre_defined` in ISO; QuickTime's component type (`mhlr`, `dhlr`).
     public var componentType: FourCC
@@ -12,6 +14,7 @@ public struct HandlerBox: Box {
     /// The name as stored: a C string in ISO files, often a Pascal string in QuickTime files.
     public var name: [UInt8]
 
+    /// A handler for a new track, with `name` stored as the C string ISO expects.
     public init(handlerType: FourCC, name: String) {
         version = 0
         flags = 0
@@ -21,6 +24,8 @@ public struct HandlerBox: Box {
         self.name = Array(name.utf8) + [0]
     }
 
+    /// Parses the handler. A box that ends right after the handler type, as some writers
+    /// make it, is accepted with a short ``reserved`` and an empty ``name``.
     public init(parsing payload: inout ByteReader) throws {
         (version, flags) = try payload.readVersionAndFlags()
         componentType = try payload.readFourCC()

@@ -1,11 +1,20 @@
 /// `mdhd`: the media's timescale, duration and language (ISO/IEC 14496-12 § 8.4.2).
 public struct MediaHeaderBox: Box {
     public static let type = FourCC.mdhd
+    /// 0 for 32-bit times and duration, 1 for 64-bit; ``write(to:)`` moves to 1 when a value
+    /// needs more than 32 bits, so a long file never has its duration wrap around.
     public var version: UInt8
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32
+    /// Seconds since midnight, 1 January 1904, UTC; 0 when unknown.
     public var creationTime: UInt64
+    /// Seconds since midnight, 1 January 1904, UTC; 0 when unknown.
     public var modificationTime: UInt64
+    /// Ticks per second of the media timeline, in which `stts` durations, `ctts` offsets and
+    /// edit list media times count; for audio usually the sample rate.
     public var timescale: UInt32
+    /// The media's duration in ``timescale`` ticks; 0 in a fragmented file, whose samples
+    /// are in the fragments.
     public var duration: UInt64
     /// ISO 639-2/T code packed as three 5-bit letters (`und` is 0x55C4); QuickTime files may
     /// hold a Macintosh language code (< 0x400) instead.

@@ -5,6 +5,7 @@
 public struct SampleDescriptionBox: Box {
     public static let type = FourCC.stsd
 
+    /// One sample entry, kept as its bytes with where it came from.
     public struct Entry: Sendable, Equatable {
         /// The coding name: `mp4a`, `avc1`, `alac`, …
         public var format: FourCC
@@ -15,6 +16,7 @@ public struct SampleDescriptionBox: Box {
         /// Box path for errors.
         public var path: String
 
+        /// An entry from its bytes (header included); `fileOffset` and `path` only serve errors.
         public init(format: FourCC, bytes: [UInt8], fileOffset: UInt64 = 0, path: String = "") {
             self.format = format
             self.bytes = bytes
@@ -23,14 +25,20 @@ public struct SampleDescriptionBox: Box {
         }
     }
 
+    /// The full-box version as read (only 0 is defined), kept so the box is written back unchanged.
     public var version: UInt8 = 0
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32 = 0
+    /// The entries; `stsc` refers to them by 1-based index.
     public var entries: [Entry]
 
+    /// An `stsd` holding `entries`, written back byte for byte.
     public init(entries: [Entry]) {
         self.entries = entries
     }
 
+    /// Parses the entries, each kept whole. Throws `.truncated` when the box holds fewer
+    /// entries than it declares.
     public init(parsing payload: inout ByteReader) throws {
         (version, flags) = try payload.readVersionAndFlags()
         let count = try payload.readEntryCount(entrySize: 8)

@@ -3,8 +3,13 @@
 public struct SampleGroupDescriptionBox: Box {
     public static let type = FourCC.sgpd
 
+    /// 0 to 3: version 0 (deprecated) gives no entry lengths, 1 adds ``defaultLength``, 2 adds
+    /// ``defaultSampleDescriptionIndex``.
     public var version: UInt8
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32 = 0
+    /// The kind of group (`roll`, `prol`, `seig`, …), matched with the `sbgp` of the same
+    /// type.
     public var groupingType: FourCC
     /// Version 1: the size of every entry, or 0 when each entry carries its own length.
     public var defaultLength: UInt32
@@ -20,6 +25,8 @@ public struct SampleGroupDescriptionBox: Box {
     public static let aacRoll = SampleGroupDescriptionBox(
         version: 1, groupingType: .roll, defaultLength: 2, entries: [[0xFF, 0xFF]])
 
+    /// A description box built in memory; with version 1 and `defaultLength` 0, each entry's
+    /// length is written before it.
     public init(version: UInt8, groupingType: FourCC, defaultLength: UInt32, entries: [[UInt8]]) {
         self.version = version
         self.groupingType = groupingType
@@ -76,23 +83,32 @@ public struct SampleGroupDescriptionBox: Box {
 public struct SampleToGroupBox: Box {
     public static let type = FourCC.sbgp
 
+    /// A run of consecutive samples in the same group.
     public struct Entry: Sendable, Equatable {
+        /// How many consecutive samples the run covers.
         public var sampleCount: UInt32
         /// 1-based index into the matching `sgpd`; 0 means "no group".
         public var groupDescriptionIndex: UInt32
 
+        /// A run of `sampleCount` samples in group `groupDescriptionIndex` (0 for none).
         public init(sampleCount: UInt32, groupDescriptionIndex: UInt32) {
             self.sampleCount = sampleCount
             self.groupDescriptionIndex = groupDescriptionIndex
         }
     }
 
+    /// 0, or 1 with a ``groupingTypeParameter``.
     public var version: UInt8
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32 = 0
+    /// The kind of group; the `sgpd` of the same type holds the descriptions.
     public var groupingType: FourCC
+    /// Version 1: tells apart several mappings of the same grouping type; 0 otherwise.
     public var groupingTypeParameter: UInt32
+    /// The runs, in decoding order; samples after the last run belong to no group.
     public var entries: [Entry]
 
+    /// A version 0 mapping built in memory.
     public init(groupingType: FourCC, entries: [Entry]) {
         version = 0
         self.groupingType = groupingType

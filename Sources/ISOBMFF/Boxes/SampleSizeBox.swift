@@ -2,23 +2,31 @@
 ///
 /// Both parse into this one type; it is always written back as `stsz`.
 public struct SampleSizeBox: Box {
+    /// `stsz`, the type parsed by ``init(parsing:)`` and always written.
     public static let type = FourCC.stsz
+    /// `stz2`, parsed by ``init(parsingCompact:)`` and written back as `stsz`.
     public static let compactType = FourCC.stz2
 
+    /// The full-box version as read (only 0 is defined), kept so the box is written back unchanged.
     public var version: UInt8 = 0
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32 = 0
     /// Non-zero when every sample has this size; `sizes` is then empty.
     public var constantSize: UInt32
+    /// The number of samples in the track, whether ``sizes`` lists them or not.
     public var sampleCount: UInt32
     /// One size per sample when `constantSize` is 0.
     public var sizes: [UInt32]
 
+    /// A table with one size per sample.
     public init(sizes: [UInt32]) {
         constantSize = 0
         sampleCount = UInt32(truncatingIfNeeded: sizes.count)
         self.sizes = sizes
     }
 
+    /// A table where every sample has the same size: the box stays 20 bytes however many
+    /// samples there are.
     public init(constantSize: UInt32, sampleCount: UInt32) {
         self.constantSize = constantSize
         self.sampleCount = sampleCount
@@ -76,6 +84,8 @@ public struct SampleSizeBox: Box {
         }
     }
 
+    /// Writes `stsz`, even for a table read from `stz2`: every reader knows `stsz`, and the
+    /// compact form saves little in an audio file.
     public func write(to writer: inout BoxWriter) {
         writer.fullBox(Self.type, version: version, flags: flags) { w in
             w.write(constantSize)

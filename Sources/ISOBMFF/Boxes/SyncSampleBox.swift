@@ -2,10 +2,14 @@
 /// When absent, every sample is a sync sample.
 public struct SyncSampleBox: Box {
     public static let type = FourCC.stss
+    /// The full-box version as read (only 0 is defined), kept so the box is written back unchanged.
     public var version: UInt8 = 0
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32 = 0
+    /// The sync samples' numbers, counted from 1, in increasing order.
     public var sampleNumbers: [UInt32]
 
+    /// A table listing `sampleNumbers` as the sync samples.
     public init(sampleNumbers: [UInt32]) {
         self.sampleNumbers = sampleNumbers
     }

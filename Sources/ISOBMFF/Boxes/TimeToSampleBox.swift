@@ -2,20 +2,28 @@
 public struct TimeToSampleBox: Box {
     public static let type = FourCC.stts
 
+    /// A run of consecutive samples with the same duration.
     public struct Entry: Sendable, Equatable {
+        /// How many consecutive samples the run covers.
         public var sampleCount: UInt32
+        /// The duration of each sample of the run, in the media timescale.
         public var sampleDelta: UInt32
 
+        /// A run of `sampleCount` samples of `sampleDelta` ticks each.
         public init(sampleCount: UInt32, sampleDelta: UInt32) {
             self.sampleCount = sampleCount
             self.sampleDelta = sampleDelta
         }
     }
 
+    /// The full-box version as read (only 0 is defined), kept so the box is written back unchanged.
     public var version: UInt8 = 0
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32 = 0
+    /// The runs, in decoding order.
     public var entries: [Entry]
 
+    /// A table built in memory.
     public init(entries: [Entry]) {
         self.entries = entries
     }

@@ -4,22 +4,39 @@ public struct TrackHeaderBox: Box {
 
     /// `track_enabled`, `track_in_movie`, `track_in_preview`.
     public static let enabledFlag: UInt32 = 0x1
+    /// `track_in_movie`: the track is part of the presentation.
     public static let inMovieFlag: UInt32 = 0x2
 
+    /// 0 for 32-bit times and duration, 1 for 64-bit; ``write(to:)`` moves to 1 when a value
+    /// needs more than 32 bits, so a long file never has its duration wrap around.
     public var version: UInt8
+    /// `track_enabled` (``enabledFlag``), `track_in_movie` (``inMovieFlag``), `track_in_preview`
+    /// (0x4) and `track_size_is_aspect_ratio` (0x8).
     public var flags: UInt32
+    /// Seconds since midnight, 1 January 1904, UTC; 0 when unknown.
     public var creationTime: UInt64
+    /// Seconds since midnight, 1 January 1904, UTC; 0 when unknown.
     public var modificationTime: UInt64
+    /// The track's ID: unique in the movie and never 0; `trex`, `tfhd` and `tref` name tracks
+    /// by it.
     public var trackID: UInt32
+    /// The track's presentation duration, edits included, in the movie timescale (`mvhd`).
     public var duration: UInt64
+    /// Front-to-back order of visual tracks: lower is closer to the viewer.
     public var layer: Int16
+    /// Tracks that share a non-zero group are alternatives (languages, codecs): a player
+    /// presents one of them.
     public var alternateGroup: Int16
+    /// 8.8 fixed point: 0x0100 (full) for audio, 0 for other tracks.
     public var volume: Int16
+    /// The video transformation matrix (see ``MovieHeaderBox/matrix``).
     public var matrix: [Int32]
     /// 16.16 fixed point.
     public var width: UInt32
+    /// 16.16 fixed point, like ``width``; 0 for audio.
     public var height: UInt32
 
+    /// Whether `track_enabled` is set: players ignore disabled tracks.
     public var isEnabled: Bool { flags & Self.enabledFlag != 0 }
 
     /// A header for a new track: enabled and in the movie, identity matrix, no picture size.

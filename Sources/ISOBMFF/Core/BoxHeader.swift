@@ -1,5 +1,6 @@
 /// The header of one box (ISO/IEC 14496-12 § 4.2): where it is, how large, and of what type.
 public struct BoxHeader: Sendable, Equatable {
+    /// The box type; for a `uuid` box the real type is ``userType``.
     public let type: FourCC
     /// The 16-byte extended type of a `uuid` box.
     public let userType: [UInt8]?
@@ -14,13 +15,17 @@ public struct BoxHeader: Sendable, Equatable {
     /// Box path for errors, such as `moov/trak/mdia`.
     public let path: String
 
+    /// The absolute offset of the payload, the bytes after the header.
     public var payloadOffset: UInt64 { offset + UInt64(headerSize) }  // Checked in init: <= end.
+    /// The payload's length: ``size`` minus ``headerSize``.
     public var payloadSize: UInt64 { size - UInt64(headerSize) }  // size >= headerSize, checked.
+    /// The absolute offset one past the box's last byte: where the next box starts.
     public var end: UInt64 { offset + size }  // Checked in init not to overflow.
 
     /// Parses a header at the reader's position.
     ///
     /// - Parameters:
+    ///   - reader: positioned at the box's first byte; left just after the header.
     ///   - available: bytes from the box's start to its parent's end (or the file's end);
     ///     the box must fit inside them. A size-0 box takes all of them.
     ///   - parentPath: the parent's box path.

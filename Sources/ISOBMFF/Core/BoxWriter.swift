@@ -3,28 +3,37 @@
 /// Sizes are never computed by hand: ``box(_:_:)`` reserves the header, runs the body and
 /// then writes the size it produced, switching to a 64-bit size if the box outgrew 32 bits.
 public struct BoxWriter {
+    /// Everything written so far.
     public private(set) var bytes: [UInt8]
 
+    /// An empty writer; `capacity` reserves room up front when the size is known (a planned
+    /// `moov`), so that appending never reallocates.
     public init(capacity: Int = 0) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
+    /// The number of bytes written so far.
     public var count: Int { bytes.count }
 
+    /// Appends one byte.
     public mutating func write(_ value: UInt8) { bytes.append(value) }
 
+    /// Appends `value` big-endian, as every integer in the file format is stored (§ 4.2).
     public mutating func write(_ value: UInt16) {
         bytes.append(UInt8(truncatingIfNeeded: value >> 8))
         bytes.append(UInt8(truncatingIfNeeded: value))
     }
 
+    /// Appends the low 24 bits of `value` big-endian, the width of a full box's flags and of
+    /// some descriptor fields.
     public mutating func writeUInt24(_ value: UInt32) {
         bytes.append(UInt8(truncatingIfNeeded: value >> 16))
         bytes.append(UInt8(truncatingIfNeeded: value >> 8))
         bytes.append(UInt8(truncatingIfNeeded: value))
     }
 
+    /// Appends `value` big-endian, as every integer in the file format is stored (§ 4.2).
     public mutating func write(_ value: UInt32) {
         bytes.append(UInt8(truncatingIfNeeded: value >> 24))
         bytes.append(UInt8(truncatingIfNeeded: value >> 16))
@@ -32,15 +41,21 @@ public struct BoxWriter {
         bytes.append(UInt8(truncatingIfNeeded: value))
     }
 
+    /// Appends `value` big-endian, as every integer in the file format is stored (§ 4.2).
     public mutating func write(_ value: UInt64) {
         write(UInt32(truncatingIfNeeded: value >> 32))
         write(UInt32(truncatingIfNeeded: value))
     }
 
+    /// Appends the two's-complement bits of `value`, big-endian.
     public mutating func write(_ value: Int16) { write(UInt16(bitPattern: value)) }
+    /// Appends the two's-complement bits of `value`, big-endian.
     public mutating func write(_ value: Int32) { write(UInt32(bitPattern: value)) }
+    /// Appends the two's-complement bits of `value`, big-endian.
     public mutating func write(_ value: Int64) { write(UInt64(bitPattern: value)) }
+    /// Appends the code's four bytes, in file order.
     public mutating func write(_ value: FourCC) { write(value.rawValue) }
+    /// Appends `value` unchanged: a payload copied through, or a box serialized elsewhere.
     public mutating func write<Bytes: Sequence>(bytes value: Bytes) where Bytes.Element == UInt8 {
         bytes.append(contentsOf: value)
     }

@@ -51,38 +51,50 @@ public struct ByteReader: Sendable {
         return start
     }
 
+    /// Reads a byte, throwing `.truncated` when fewer than 1 bytes are left.
     public mutating func readUInt8() throws -> UInt8 {
         storage[try take(1)]
     }
 
+    /// Reads a big-endian `UInt16`, throwing `.truncated` when fewer than 2 bytes are left.
     public mutating func readUInt16() throws -> UInt16 {
         let i = try take(2)
         return UInt16(storage[i]) << 8 | UInt16(storage[i + 1])
     }
 
+    /// Reads a big-endian 24-bit value (full-box flags, descriptor fields), throwing `.truncated` when fewer than 3 bytes are left.
     public mutating func readUInt24() throws -> UInt32 {
         let i = try take(3)
         return UInt32(storage[i]) << 16 | UInt32(storage[i + 1]) << 8 | UInt32(storage[i + 2])
     }
 
     @inlinable
+    /// Reads a big-endian `UInt32`, throwing `.truncated` when fewer than 4 bytes are left.
     public mutating func readUInt32() throws -> UInt32 {
         let i = try take(4)
         return UInt32(storage[i]) << 24 | UInt32(storage[i + 1]) << 16 | UInt32(storage[i + 2]) << 8
             | UInt32(storage[i + 3])
     }
 
+    /// Reads a big-endian `UInt64`, throwing `.truncated` when fewer than 8 bytes are left.
     public mutating func readUInt64() throws -> UInt64 {
         let high = UInt64(try readUInt32())
         return high << 32 | UInt64(try readUInt32())
     }
 
+    /// Reads a big-endian two's-complement `Int16`, throwing `.truncated` when fewer than 2 bytes are left.
     public mutating func readInt16() throws -> Int16 { Int16(bitPattern: try readUInt16()) }
+    /// Reads a big-endian two's-complement `Int32`, throwing `.truncated` when fewer than 4 bytes are left.
     public mutating func readInt32() throws -> Int32 { Int32(bitPattern: try readUInt32()) }
+    /// Reads a big-endian two's-complement `Int64`, throwing `.truncated` when fewer than 8 bytes are left.
     public mutating func readInt64() throws -> Int64 { Int64(bitPattern: try readUInt64()) }
 
+    /// Reads a four-character code, throwing `.truncated` when fewer than 4 bytes are left.
     public mutating func readFourCC() throws -> FourCC { FourCC(rawValue: try readUInt32()) }
 
+    /// Reads `count` bytes into a new array, throwing `.truncated` when fewer are left (or
+    /// `count` is negative), so a length read from the file never allocates more than the box
+    /// holds.
     public mutating func readBytes(_ count: Int) throws -> [UInt8] {
         let start = try take(count)
         return Array(storage[start..<(start + count)])
@@ -95,6 +107,8 @@ public struct ByteReader: Sendable {
         return bytes
     }
 
+    /// Moves past `count` bytes (reserved or unused fields), throwing `.truncated` when fewer
+    /// are left.
     public mutating func skip(_ count: Int) throws {
         _ = try take(count)
     }
@@ -124,6 +138,14 @@ public struct ByteReader: Sendable {
         let start = try take(count)
         return ByteReader(storage: storage, index: start, endIndex: start + count,
                           baseOffset: baseOffset, path: path ?? self.path)
+    }
+
+    /// The whole of the box `header` (read by ``readBox(depth:)`` from this reader's
+    /// storage) as bytes, header included, exactly as in the file.
+    public func bytes(of header: BoxHeader) -> [UInt8] {
+        // The box lies inside storage: readBox checked it against this reader's bounds.
+        let start = Int(header.offset - baseOffset)
+        return Array(storage[start..<(start + Int(header.size))])
     }
 
     /// Reads the next box header, checks that the box lies inside this reader, and returns

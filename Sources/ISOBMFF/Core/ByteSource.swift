@@ -26,8 +26,10 @@ extension ByteSource {
 
 /// A source over bytes in memory, for tests and for callers that already hold a file.
 public struct MemoryByteSource: ByteSource, Sendable {
+    /// The bytes read; offset 0 is `data[0]`.
     public let data: [UInt8]
 
+    /// A source over `data`.
     public init(_ data: [UInt8]) {
         self.data = data
     }
@@ -52,6 +54,7 @@ public protocol ByteSink {
 }
 
 extension ByteSink {
+    /// Appends the bytes of an array (box headers, a serialized `moov`).
     public mutating func write(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try write($0) }
     }
@@ -60,8 +63,10 @@ extension ByteSink {
 /// A sink that collects everything in memory, for tests and for apps that store the
 /// result themselves.
 public struct MemoryByteSink: ByteSink, Sendable {
+    /// Everything written so far, in order.
     public private(set) var data: [UInt8] = []
 
+    /// An empty sink.
     public init() {}
 
     public mutating func write(_ bytes: UnsafeRawBufferPointer) throws {

@@ -3,8 +3,10 @@
 /// Stored as the four bytes read big-endian into a `UInt32`, so that any value read from a
 /// file is representable; ``description`` escapes bytes that are not printable ASCII.
 public struct FourCC: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// The four bytes read big-endian: the first character in the most significant byte.
     public let rawValue: UInt32
 
+    /// A code from its big-endian bytes; any value is allowed, as a file may hold any.
     public init(rawValue: UInt32) {
         self.rawValue = rawValue
     }
@@ -51,61 +53,108 @@ func hex(_ byte: UInt8) -> String {
 
 /// The box, brand and handler types this package knows by name.
 extension FourCC {
+    /// `ftyp`: the file type box (§ 4.3).
     public static let ftyp: FourCC = "ftyp"
+    /// `moov`: the movie box, holding all metadata (§ 8.2.1).
     public static let moov: FourCC = "moov"
+    /// `mdat`: media data, the samples themselves (§ 8.1.1).
     public static let mdat: FourCC = "mdat"
+    /// `free`: free space, ignored by readers (§ 8.1.2).
     public static let free: FourCC = "free"
+    /// `skip`: free space, like `free` (§ 8.1.2).
     public static let skip: FourCC = "skip"
+    /// `wide`: QuickTime's 8 bytes of room for an `mdat` header to grow to 64 bits.
     public static let wide: FourCC = "wide"
+    /// `uuid`: a user extension box whose real type is a 16-byte UUID (§ 4.2).
     public static let uuid: FourCC = "uuid"
+    /// `mvhd`: the movie header (§ 8.2.2).
     public static let mvhd: FourCC = "mvhd"
+    /// `trak`: one track (§ 8.3.1).
     public static let trak: FourCC = "trak"
+    /// `tkhd`: the track header (§ 8.3.2).
     public static let tkhd: FourCC = "tkhd"
+    /// `edts`: the edit box, holding `elst` (§ 8.6.5).
     public static let edts: FourCC = "edts"
+    /// `elst`: the edit list (§ 8.6.6).
     public static let elst: FourCC = "elst"
+    /// `mdia`: the media box (§ 8.4.1).
     public static let mdia: FourCC = "mdia"
+    /// `mdhd`: the media header (§ 8.4.2).
     public static let mdhd: FourCC = "mdhd"
+    /// `hdlr`: the handler reference, the kind of media (§ 8.4.3).
     public static let hdlr: FourCC = "hdlr"
+    /// `minf`: the media information box (§ 8.4.4).
     public static let minf: FourCC = "minf"
+    /// `smhd`: the sound media header (§ 12.2.2).
     public static let smhd: FourCC = "smhd"
+    /// `dinf`: the data information box, holding `dref` (§ 8.7.1).
     public static let dinf: FourCC = "dinf"
+    /// `dref`: the data references (§ 8.7.2).
     public static let dref: FourCC = "dref"
+    /// `stbl`: the sample table box (§ 8.5.1).
     public static let stbl: FourCC = "stbl"
+    /// `stsd`: the sample descriptions (§ 8.5.2).
     public static let stsd: FourCC = "stsd"
+    /// `stts`: decoding time to sample (§ 8.6.1.2).
     public static let stts: FourCC = "stts"
+    /// `ctts`: composition time to sample (§ 8.6.1.3).
     public static let ctts: FourCC = "ctts"
+    /// `stsc`: sample to chunk (§ 8.7.4).
     public static let stsc: FourCC = "stsc"
+    /// `stsz`: sample sizes (§ 8.7.3.2).
     public static let stsz: FourCC = "stsz"
+    /// `stz2`: compact sample sizes (§ 8.7.3.3).
     public static let stz2: FourCC = "stz2"
+    /// `stco`: 32-bit chunk offsets (§ 8.7.5).
     public static let stco: FourCC = "stco"
+    /// `co64`: 64-bit chunk offsets (§ 8.7.5).
     public static let co64: FourCC = "co64"
+    /// `stss`: sync samples (§ 8.6.2).
     public static let stss: FourCC = "stss"
+    /// `sgpd`: sample group descriptions (§ 8.9.3).
     public static let sgpd: FourCC = "sgpd"
+    /// `sbgp`: sample to group (§ 8.9.2).
     public static let sbgp: FourCC = "sbgp"
+    /// `esds`: the MPEG-4 elementary stream descriptor (ISO/IEC 14496-14 § 5.6).
     public static let esds: FourCC = "esds"
+    /// `wave`: QuickTime's sound description extension, which wraps `frma` and `esds`.
     public static let wave: FourCC = "wave"
+    /// `frma`: the original format of a wrapped or protected entry (§ 8.12.2).
     public static let frma: FourCC = "frma"
+    /// `mvex`: movie extends, present when the file has fragments (§ 8.8.1).
     public static let mvex: FourCC = "mvex"
+    /// `moof`: a movie fragment (§ 8.8.4).
     public static let moof: FourCC = "moof"
 
     // Sample entry formats.
+    /// `mp4a`: the MPEG-4 audio sample entry (ISO/IEC 14496-14 § 5.6).
     public static let mp4a: FourCC = "mp4a"
+    /// `enca`: an encrypted audio sample entry (§ 8.12, ISO/IEC 23001-7).
     public static let enca: FourCC = "enca"
 
     // Handler types (ISO/IEC 14496-12 § 8.4.3).
+    /// `soun`: the audio handler (§ 12.2).
     public static let soun: FourCC = "soun"
+    /// `vide`: the video handler (§ 12.1).
     public static let vide: FourCC = "vide"
 
     // Brands.
+    /// `qt  `: the QuickTime movie brand (QuickTime File Format).
     public static let quickTime: FourCC = "qt  "
+    /// `M4A `: Apple's brand for MPEG-4 audio files.
     public static let m4a: FourCC = "M4A "
+    /// `mp42`: the MP4 version 2 brand (ISO/IEC 14496-14).
     public static let mp42: FourCC = "mp42"
+    /// `isom`: the ISO base media file format brand (Annex E).
     public static let isom: FourCC = "isom"
 
     // Data entries (ISO/IEC 14496-12 § 8.7.2).
+    /// `url `: a data entry locating media by URL, or in this file with flag 1 (§ 8.7.2).
     public static let url: FourCC = "url "
+    /// `urn `: a data entry locating media by name (§ 8.7.2).
     public static let urn: FourCC = "urn "
 
     // Sample grouping types.
+    /// `roll`: the roll recovery sample group; for audio, the pre-roll before a seek point (§ 10.1).
     public static let roll: FourCC = "roll"
 }

@@ -4,6 +4,7 @@
 /// names the box (`moov/trak[2]/mdia/minf/stbl/stsz`, `trak` counted from 1 in file order)
 /// and ``offset`` is the absolute byte offset in the file where the problem lies.
 public struct ISOBMFFError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kind of problem: stable across versions, for programs and tests to match on.
     public enum Code: String, Sendable {
         /// Fewer bytes than a field or box needs.
         case truncated
@@ -29,11 +30,18 @@ public struct ISOBMFFError: Error, Sendable, Equatable, CustomStringConvertible 
         case limitExceeded
     }
 
+    /// What kind of problem it is.
     public let code: Code
+    /// One line for a person, such as `entry count 5000 needs 5000 × 12 bytes, the box has 96`;
+    /// it may change between versions.
     public let message: String
+    /// The box path, such as `moov/trak[2]/mdia/minf/stbl/stsz`; empty for the file as a whole.
     public let path: String
+    /// The absolute byte offset where the problem lies; nil when it lies in no one place (a
+    /// box that is missing altogether).
     public let offset: UInt64?
 
+    /// An error of kind `code`, found in the box at `path` at byte `offset`.
     public init(_ code: Code, _ message: String, path: String, offset: UInt64?) {
         self.code = code
         self.message = message

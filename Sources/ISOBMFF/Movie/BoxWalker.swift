@@ -2,6 +2,9 @@
 /// ISO/IEC 14496-12 (Table 1) that hold only boxes. Payloads of other boxes, `mdat`
 /// included, are never read.
 public enum BoxWalker {
+    /// The box types ``walk(_:visit:)`` descends into: those of Table 1 whose payload is only
+    /// boxes. Full boxes (`meta`) and sample entries are not, since fields come before their
+    /// children.
     public static let containers: Set<FourCC> = [
         .moov, .trak, .edts, .mdia, .minf, .dinf, .stbl, .mvex, .moof, "traf", "mfra", "udta", "tref", "mfra",
     ]

@@ -2,6 +2,8 @@
 /// the samples in `moov` if any, then those of every `moof` in file order, as the tables
 /// of a regular movie.
 public struct FragmentedTrack: Sendable {
+    /// The samples as the tables of a regular movie, to check with
+    /// ``SampleTable/init(boxes:fileLength:excluding:)``.
     public var boxes: SampleTableBoxes
     /// How many `moof` boxes held samples of the track.
     public var fragmentCount: Int

@@ -1,8 +1,11 @@
 /// A parsed movie: the file's brands, the `moov` box and its tracks, and where the media
 /// data lies. Parsing reads box headers and the `moov` box only, never sample data.
 public struct Movie: Sendable {
+    /// The `ftyp` brands; nil in old QuickTime files, which may have none.
     public var fileType: FileTypeBox?
+    /// The `mvhd`: the movie timescale and duration.
     public var header: MovieHeaderBox
+    /// The `trak` boxes in file order (`moov/trak[1]` first).
     public var tracks: [Track]
     /// Where the `moov` box lies in the file.
     public var movieBoxRange: Range<UInt64>
@@ -14,6 +17,11 @@ public struct Movie: Sendable {
     public var fragmentRanges: [Range<UInt64>]
     /// The fragment defaults of each track (`mvex/trex`).
     public var trackExtends: [TrackExtendsBox]
+    /// `moov/udta` as it is (iTunes `meta`/`ilst` items, QuickTime `©xxx` items, Nero
+    /// chapters `chpl`, …), header included.
+    public var userData: [UInt8]?
+    /// `moov/meta` as it is: keys-based metadata (`keys` + `ilst`, as iPhones write).
+    public var metadata: [UInt8]?
     /// The length of the file.
     public var fileLength: UInt64
     /// When the file ends inside a top-level box (after `moov`), that box's header: the file
@@ -30,7 +38,7 @@ public struct Movie: Sendable {
     public init(reading source: some ByteSource) throws {
         var boxes = TopLevelBoxes(source: source)
         var fileType: FileTypeBox?
-        var movie: (header: MovieHeaderBox, tracks: [Track], range: Range<UInt64>, extends: [TrackExtendsBox]?)?
+        var movie: ParsedMovieBox?
         var mediaData: [Range<UInt64>] = []
         var fragments: [Range<UInt64>] = []
         var truncatedBox: BoxHeader?
@@ -71,7 +79,8 @@ public struct Movie: Sendable {
                 }
                 let payload = try Self.payload(of: header, in: source)
                 let parsed = try Self.parseMovieBox(payload)
-                movie = (parsed.header, parsed.tracks, header.offset..<header.end, parsed.extends)
+                movie = parsed
+                movie?.range = header.offset..<header.end
             case .mdat:
                 mediaData.append(header.offset..<header.end)
             case .moof:
@@ -90,6 +99,8 @@ public struct Movie: Sendable {
         self.tracks = movie.tracks
         self.movieBoxRange = movie.range
         self.mediaDataRanges = mediaData
+        self.userData = movie.userData
+        self.metadata = movie.metadata
         self.isFragmented = movie.extends != nil || !fragments.isEmpty
         self.fragmentRanges = fragments
         self.trackExtends = movie.extends ?? []
@@ -108,13 +119,22 @@ public struct Movie: Sendable {
         return ByteReader(bytes, fileOffset: header.payloadOffset, path: header.path)
     }
 
-    private static func parseMovieBox(_ moov: ByteReader) throws
-        -> (header: MovieHeaderBox, tracks: [Track], extends: [TrackExtendsBox]?)
-    {
+    struct ParsedMovieBox {
+        var header: MovieHeaderBox
+        var tracks: [Track]
+        var range: Range<UInt64> = 0..<0
+        var extends: [TrackExtendsBox]?
+        var userData: [UInt8]?
+        var metadata: [UInt8]?
+    }
+
+    private static func parseMovieBox(_ moov: ByteReader) throws -> ParsedMovieBox {
         var reader = moov
         var header: MovieHeaderBox?
         var tracks: [Track] = []
         var extends: [TrackExtendsBox]?
+        var userData: [UInt8]?
+        var metadata: [UInt8]?
         while let (child, payload) = try reader.readBox(depth: 1) {
             switch child.type {
             case .mvhd:
@@ -136,6 +156,10 @@ public struct Movie: Sendable {
                 extends = defaults
             case .moov:
                 throw ISOBMFFError(.duplicateBox, "a moov box inside moov", path: child.path, offset: child.offset)
+            case "udta" where userData == nil:
+                userData = reader.bytes(of: child)
+            case "meta" where metadata == nil:
+                metadata = reader.bytes(of: child)
             default:
                 break
             }
@@ -143,7 +167,7 @@ public struct Movie: Sendable {
         guard let header else {
             throw ISOBMFFError(.missingBox, "moov has no mvhd", path: moov.path, offset: moov.fileOffset)
         }
-        return (header, tracks, extends)
+        return ParsedMovieBox(header: header, tracks: tracks, extends: extends, userData: userData, metadata: metadata)
     }
 }
 

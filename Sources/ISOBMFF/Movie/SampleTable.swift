@@ -4,6 +4,7 @@
 /// The checks follow ISO/IEC 14496-12 § 8.7.4 (`stsc` first chunks start at 1 and
 /// increase), § 8.6.1.2 and § 8.7.3 (`stts` and `stsz` describe the same samples).
 public struct SampleTable: Sendable {
+    /// The tables that were checked.
     public let boxes: SampleTableBoxes
     /// The number of samples, equal in `stts`, `stsz` and `stsc`.
     public let sampleCount: Int
@@ -14,10 +15,13 @@ public struct SampleTable: Sendable {
 
     /// One chunk: a run of consecutive samples stored contiguously.
     public struct Chunk: Sendable, Equatable {
+        /// The absolute file offset of the chunk's first sample.
         public var offset: UInt64
+        /// The chunk's size in bytes: the sum of its samples' sizes.
         public var byteCount: UInt64
         /// 0-based index of the chunk's first sample.
         public var firstSample: Int
+        /// The number of samples in the chunk.
         public var sampleCount: Int
         /// 1-based index into `stsd`.
         public var sampleDescriptionIndex: UInt32
@@ -29,6 +33,7 @@ public struct SampleTable: Sendable {
     /// Checks `boxes` against each other and against the file.
     ///
     /// - Parameters:
+    ///   - boxes: one track's parsed tables, from ``Track/sampleTable()`` or ``SampleTableBuilder``.
     ///   - fileLength: every chunk must end at or before it.
     ///   - excluded: byte ranges no sample may overlap (the `moov` box).
     public init(boxes: SampleTableBoxes, fileLength: UInt64, excluding excluded: [Range<UInt64>] = []) throws {

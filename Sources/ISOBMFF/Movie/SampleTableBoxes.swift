@@ -1,14 +1,23 @@
 /// The boxes of one `stbl` (ISO/IEC 14496-12 § 8.5.1), parsed but not yet checked against
 /// one another; ``SampleTable`` does that.
 public struct SampleTableBoxes: Sendable {
+    /// `stsd` (§ 8.5.2): the sample entries.
     public var sampleDescriptions: SampleDescriptionBox
+    /// `stts` (§ 8.6.1.2): each sample's duration.
     public var timeToSample: TimeToSampleBox
+    /// `ctts` (§ 8.6.1.3); nil when samples are presented in decoding order, as audio is.
     public var compositionOffsets: CompositionOffsetBox?
+    /// `stsc` (§ 8.7.4): how samples are grouped into chunks.
     public var sampleToChunk: SampleToChunkBox
+    /// `stsz` or `stz2` (§ 8.7.3): each sample's size.
     public var sampleSizes: SampleSizeBox
+    /// `stco` or `co64` (§ 8.7.5): where each chunk starts.
     public var chunkOffsets: ChunkOffsetBox
+    /// `stss` (§ 8.6.2); nil when every sample is a sync sample, as in audio.
     public var syncSamples: SyncSampleBox?
+    /// Every `sgpd` (§ 8.9.3), in file order.
     public var sampleGroupDescriptions: [SampleGroupDescriptionBox]
+    /// Every `sbgp` (§ 8.9.2), in file order.
     public var sampleToGroups: [SampleToGroupBox]
     /// Where each table box was found (box path and offset), for errors.
     public var locations: [FourCC: (path: String, offset: UInt64)]

@@ -11,20 +11,26 @@ public struct SampleTableBuilder {
     private var sizes: [UInt32] = []
     private var runs: [SampleToChunkBox.Entry] = []
     private var chunks: [UInt64] = []
+    /// The number of samples appended so far.
     public private(set) var sampleCount = 0
     /// The sum of the durations so far.
     public private(set) var duration: UInt64 = 0
 
+    /// An empty builder.
     public init() {}
 
     /// One sample of a chunk.
     public struct Sample {
+        /// The sample's size in bytes.
         public var size: UInt32
+        /// The sample's duration, in the media timescale.
         public var duration: UInt32
         /// Composition minus decode time.
         public var compositionOffset: Int64
+        /// Whether decoding can start at this sample; `stss` is built only when some sample is not.
         public var isSync: Bool
 
+        /// A sample; by default a sync sample presented at its decoding time.
         public init(size: UInt32, duration: UInt32, compositionOffset: Int64 = 0, isSync: Bool = true) {
             self.size = size
             self.duration = duration

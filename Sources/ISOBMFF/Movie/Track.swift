@@ -3,23 +3,39 @@
 public struct Track: Sendable {
     /// Box path of the `trak`, such as `moov/trak[2]`.
     public var path: String
+    /// The `tkhd`: track ID, flags and alternate group.
     public var header: TrackHeaderBox
+    /// The `edts/elst`, if any: the priming to skip and the padding to trim.
     public var editList: EditListBox?
+    /// The `mdhd`: media timescale, duration and language.
     public var mediaHeader: MediaHeaderBox
+    /// The `hdlr`: what kind of media the track holds.
     public var handler: HandlerBox
+    /// The `smhd` of an audio track.
     public var soundMediaHeader: SoundMediaHeaderBox?
     /// The media information header box as found (`vmhd`, `smhd`, `nmhd`, `sthd`, `gmhd`,
     /// …), re-serialized with a 32-bit header, for copying a track as it is.
     public var mediaInformationHeader: [UInt8]?
+    /// The `dinf/dref`, which says whether the samples are in this file (§ 8.7.2).
     public var dataReferences: DataReferenceBox?
+    /// Track references (`tref`, ISO/IEC 14496-12 § 8.3.3): for each type (`chap`, …)
+    /// the referenced track IDs.
+    public var references: [FourCC: [UInt32]]
+    /// `trak/udta` as it is (track name and other per-track items), header included.
+    public var userData: [UInt8]?
+    /// `mdia/elng` as it is: the extended (BCP 47) language, header included.
+    public var extendedLanguage: [UInt8]?
     /// The `stsd` (parsed eagerly: listing tracks needs the codec).
     public var sampleDescriptions: SampleDescriptionBox
     /// The number of samples `stsz`/`stz2` declares (0 when neither is present).
     public var declaredSampleCount: UInt32
     private var sampleTableBox: ByteReader
 
+    /// The `tkhd` track ID.
     public var trackID: UInt32 { header.trackID }
+    /// The handler type: `soun` for audio, `vide` for video, `text`, `tmcd`, …
     public var handlerType: FourCC { handler.handlerType }
+    /// Whether the handler type is `soun` (§ 12.2): the tracks FFmpeg's `-map 0:a` counts.
     public var isAudio: Bool { handler.handlerType == .soun }
 
     init(parsing trak: ByteReader) throws {
@@ -27,9 +43,20 @@ public struct Track: Sendable {
         var header: TrackHeaderBox?
         var editList: EditListBox?
         var media: ByteReader?
+        var references: [FourCC: [UInt32]] = [:]
+        var userData: [UInt8]?
         while let (child, payload) = try reader.readBox(depth: 2) {
             var body = payload
             switch child.type {
+            case "tref":
+                while let (reference, referencePayload) = try body.readBox(depth: 3) {
+                    var ids = referencePayload
+                    var list: [UInt32] = []
+                    while ids.remaining >= 4 { list.append(try ids.readUInt32()) }
+                    references[reference.type, default: []] += list
+                }
+            case "udta" where userData == nil:
+                userData = reader.bytes(of: child)
             case .tkhd:
                 guard header == nil else { throw duplicate(child) }
                 header = try TrackHeaderBox(parsing: &body)
@@ -52,14 +79,19 @@ public struct Track: Sendable {
         self.path = trak.path
         self.header = header
         self.editList = editList
+        self.references = references
+        self.userData = userData
 
         var mediaHeader: MediaHeaderBox?
         var handler: HandlerBox?
         var information: ByteReader?
+        var extendedLanguage: [UInt8]?
         let mdia = media
         while let (child, payload) = try media.readBox(depth: 3) {
             var body = payload
             switch child.type {
+            case "elng":
+                extendedLanguage = media.bytes(of: child)
             case .mdhd:
                 guard mediaHeader == nil else { throw duplicate(child) }
                 mediaHeader = try MediaHeaderBox(parsing: &body)
@@ -78,6 +110,7 @@ public struct Track: Sendable {
         guard var information else { throw missing(.minf, in: mdia) }
         self.mediaHeader = mediaHeader
         self.handler = handler
+        self.extendedLanguage = extendedLanguage
 
         var soundMediaHeader: SoundMediaHeaderBox?
         var mediaInformationHeader: [UInt8]?
