@@ -12,6 +12,8 @@ public struct MovieReport: Sendable {
     /// Seconds: the longest track's presented duration.
     public var duration: Double
     public var tracks: [TrackReport]
+    /// The chapters (chapter track or Nero `chpl`), empty when there are none.
+    public var chapters: [Chapter]
 }
 
 public struct TrackReport: Sendable, Equatable {
@@ -72,7 +74,8 @@ extension AudioExtractor {
             compatibleBrands: movie.fileType?.compatibleBrands ?? [], isFragmented: movie.isFragmented,
             movieBoxOffset: movie.movieBoxRange.lowerBound,
             movieBoxSize: movie.movieBoxRange.upperBound - movie.movieBoxRange.lowerBound,
-            duration: max(movieDuration, tracks.map(\.duration).max() ?? 0), tracks: tracks)
+            duration: max(movieDuration, tracks.map(\.duration).max() ?? 0), tracks: tracks,
+            chapters: Chapters.read(movie, source: source))
     }
 
     static func trackReport(_ track: Track, movie: Movie, source: some ByteSource) throws -> TrackReport {

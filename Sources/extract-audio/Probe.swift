@@ -34,6 +34,13 @@ enum Probe {
             while line.last == " " { line.removeLast() }
             lines.append(line)
         }
+        if !report.chapters.isEmpty {
+            lines.append("")
+            lines.append("chapters:")
+            for chapter in report.chapters {
+                lines.append("  \(formatted(chapter.start, digits: 3).leftPadded(to: 10)) s  \(chapter.title)")
+            }
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -67,6 +74,15 @@ enum Probe {
             ("file", .string(path)), ("brands", brands), ("fragmented", .bool(report.isFragmented)),
             ("moov", .object([("offset", .int(Int(report.movieBoxOffset))), ("size", .int(Int(report.movieBoxSize)))])),
             ("duration", .double(report.duration)), ("tracks", .array(tracks)),
+            ("chapters", .array(report.chapters.map {
+                .object([("title", .string($0.title)), ("start", .double($0.start))])
+            })),
         ]).text
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        String(repeating: " ", count: max(0, width - count)) + self
     }
 }

@@ -136,6 +136,12 @@ final class MetadataTests: XCTestCase {
         XCTAssertEqual(output.tracks[0].editList?.entries.first?.mediaTime, 2112, "the edit list still plays gapless")
     }
 
+    func testProbeListsNeroChapters() throws {
+        let input = directory.write("chapters.mp4", richMovie().build())
+        XCTAssertEqual(try AudioExtractor.probe(input).chapters, [Chapter(title: "Intro", start: 0)])
+        XCTAssertEqual(try AudioExtractor.probe(directory.write("plain.mp4", SyntheticMovie().build())).chapters, [])
+    }
+
     // MARK: Helpers reading the output independently of the code under test
 
     func items(_ userData: [UInt8]) -> [[UInt8]] {

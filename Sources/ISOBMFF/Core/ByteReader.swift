@@ -68,8 +68,8 @@ public struct ByteReader: Sendable {
         return UInt32(storage[i]) << 16 | UInt32(storage[i + 1]) << 8 | UInt32(storage[i + 2])
     }
 
-    @inlinable
     /// Reads a big-endian `UInt32`, throwing `.truncated` when fewer than 4 bytes are left.
+    @inlinable
     public mutating func readUInt32() throws -> UInt32 {
         let i = try take(4)
         return UInt32(storage[i]) << 24 | UInt32(storage[i + 1]) << 16 | UInt32(storage[i + 2]) << 8
