@@ -10,7 +10,11 @@ public enum TrackChoice: Sendable, Equatable {
     case trackID(UInt32)
 }
 
+/// How ``AudioExtractor`` extracts: which track, whether an existing destination may be
+/// replaced, whether a truncated input is salvaged, and what metadata is kept.
 public struct ExtractionOptions: Sendable {
+    /// Which audio track to extract; by default the first in file order, the one FFmpeg's
+    /// `-map 0:a:0` takes.
     public var track: TrackChoice
     /// Replace an existing destination (atomically). Off by default: an existing file is
     /// never touched.
@@ -25,6 +29,8 @@ public struct ExtractionOptions: Sendable {
     /// name, chapters) and add `iTunSMPB` for gapless playback. Off: only what playback needs.
     public var keepMetadata: Bool
 
+    /// Options with safe defaults: the first audio track, an existing destination left alone,
+    /// no salvage, metadata kept, a 4 MiB buffer. `bufferSize` is raised to at least 64 KiB.
     public init(track: TrackChoice = .firstAudio, overwrite: Bool = false, salvage: Bool = false,
                 keepMetadata: Bool = true, bufferSize: Int = 4 << 20) {
         self.track = track
@@ -37,13 +43,18 @@ public struct ExtractionOptions: Sendable {
 
 /// What an extraction produced.
 public struct ExtractionResult: Sendable, Equatable {
+    /// Where the output was published; empty when extracting into a `ByteSink`.
     public var outputPath: String
     /// The input track's ID (the output's track is always ID 1).
     public var inputTrackID: UInt32
     /// The RFC 6381 codec string, such as `mp4a.40.2`.
     public var codec: String
+    /// The sample rate in Hz that the codec configuration states (for HE-AAC the output rate
+    /// after SBR), not the sample entry's often-wrong field.
     public var sampleRate: Int
+    /// The channel count that the codec configuration states.
     public var channelCount: Int
+    /// The number of audio packets (samples) copied.
     public var sampleCount: Int
     /// The media duration in seconds (`mdhd`).
     public var duration: Double
@@ -75,6 +86,10 @@ public enum AudioExtractor {
     /// ``RemuxError``.
     ///
     /// - Parameters:
+    ///   - inputPath: the MP4, MOV or M4A to read; it must be a regular file.
+    ///   - outputPath: the M4A to create. Its directory must exist; an existing file is an error
+    ///     unless `options.overwrite` is set.
+    ///   - options: which track, overwriting, salvage and metadata (see ``ExtractionOptions``).
     ///   - progress: called after each piece copied, with monotonically growing counts that
     ///     end at the totals.
     ///   - isCancelled: polled between pieces; when it returns true the extraction stops,
@@ -120,7 +135,7 @@ public enum AudioExtractor {
         return extraction.result(outputPath: "", bytesWritten: extraction.outputSize)
     }
 
-    /// The `async` form of ``extract(from:to:options:progress:isCancelled:)``: it honours the
+    /// The `async` form of ``extract(from:to:options:progress:isCancelled:)-(String,String,_,_,_)``: it honours the
     /// calling task's cancellation, removing the temporary file, and reports progress to
     /// `progress` (called on the extracting thread).
     ///

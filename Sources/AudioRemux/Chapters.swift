@@ -2,10 +2,12 @@ import ISOBMFF
 
 /// A chapter: a title and where it starts.
 public struct Chapter: Sendable, Equatable {
+    /// The chapter's name, as the chapter track's text sample or Nero's `chpl` entry holds it.
     public var title: String
     /// Seconds from the start of the movie.
     public var start: Double
 
+    /// A chapter called `title` that starts `start` seconds into the movie.
     public init(title: String, start: Double) {
         self.title = title
         self.start = start

@@ -3,21 +3,33 @@ import ISOBMFF
 /// What `probe` says about a file: brands, layout and every track, read from the box
 /// structure (and, for fragmented files, the fragment headers) without reading samples.
 public struct MovieReport: Sendable {
+    /// The `ftyp` major brand; nil when the file has no `ftyp`.
     public var majorBrand: FourCC?
+    /// The `ftyp` minor version; nil when the file has no `ftyp`.
     public var minorVersion: UInt32?
+    /// The `ftyp` compatible brands; empty when the file has no `ftyp`.
     public var compatibleBrands: [FourCC]
+    /// Whether the file uses movie fragments (`mvex`, `moof`; ISO/IEC 14496-12 § 8.8).
     public var isFragmented: Bool
+    /// Where `moov` starts: near 0 in a "faststart" file that can play while it downloads,
+    /// near the end otherwise.
     public var movieBoxOffset: UInt64
+    /// The size of `moov` in bytes, header included.
     public var movieBoxSize: UInt64
     /// Seconds: the longest track's presented duration.
     public var duration: Double
+    /// Every track, in file order.
     public var tracks: [TrackReport]
     /// The chapters (chapter track or Nero `chpl`), empty when there are none.
     public var chapters: [Chapter]
 }
 
+/// One track as `probe` describes it: identity, kind, codec, timing and, for audio, the
+/// reason it cannot be extracted if it cannot.
 public struct TrackReport: Sendable, Equatable {
+    /// The `tkhd` track ID, as `--track-id` takes it.
     public var trackID: UInt32
+    /// The `hdlr` handler type (`soun`, `vide`, `text`, …).
     public var handlerType: FourCC
     /// "audio", "video", "text", "timecode" or "other".
     public var kind: String
@@ -27,21 +39,29 @@ public struct TrackReport: Sendable, Equatable {
     public var codec: String
     /// The presented duration in seconds: the edit list's, or else the media's.
     public var duration: Double
+    /// The number of samples; 0 when the sample tables cannot be read.
     public var sampleCount: Int
     /// Average bits per second over the media duration.
     public var bitrate: Int
+    /// The ISO 639-2/T language from `mdhd` (`eng`, `und`); nil when the field holds no valid
+    /// code.
     public var language: String?
+    /// Whether the track is enabled (`tkhd`); players skip disabled tracks.
     public var isEnabled: Bool
+    /// The `tkhd` alternate group: tracks sharing a non-zero group are alternatives.
     public var alternateGroup: Int
     /// Audio: the sample rate and channel count the codec configuration states (not the
     /// sample entry's often-wrong fields), and the priming the edit list skips.
     public var sampleRate: Int?
+    /// Audio: the channel count the codec configuration states.
     public var channelCount: Int?
+    /// Audio: the samples of encoder delay the edit list skips (its first `media_time`).
     public var primingSamples: Int?
     /// Audio: 0 for the first audio track, as `--track` counts.
     public var audioIndex: Int?
     /// Video: the picture size.
     public var width: Int?
+    /// Video: the picture height in pixels, from the sample entry.
     public var height: Int?
     /// Why the track cannot be extracted, when it is audio that cannot.
     public var extractionProblem: String?
@@ -103,7 +123,7 @@ extension AudioExtractor {
         var report = TrackReport(
             trackID: track.trackID, handlerType: track.handlerType, kind: kinds[track.handlerType.description] ?? "other",
             format: format, codec: format, duration: duration, sampleCount: table?.sampleCount ?? 0,
-            bitrate: mediaSeconds > 0 ? Int(Double(table?.totalSampleBytes ?? 0) * 8 / mediaSeconds) : 0,
+            bitrate: bitrate(bytes: table?.totalSampleBytes ?? 0, seconds: mediaSeconds),
             language: track.mediaHeader.languageCode, isEnabled: track.header.isEnabled,
             alternateGroup: Int(track.header.alternateGroup))
         if track.isAudio, let entry {
@@ -128,4 +148,11 @@ extension AudioExtractor {
         }
         return report
     }
+}
+
+/// Average bits per second, 0 when it cannot be computed (no duration, absurd values).
+func bitrate(bytes: UInt64, seconds: Double) -> Int {
+    let value = Double(bytes) * 8 / seconds
+    guard seconds > 0, value.isFinite, value >= 0, value < 9e18 else { return 0 }
+    return Int(value)
 }

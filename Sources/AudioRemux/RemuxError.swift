@@ -4,6 +4,8 @@ import ISOBMFF
 /// message is one line for a person, naming the file, box path and byte offset when the
 /// input is at fault.
 public struct RemuxError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, for programs to match on: stable across versions. The command-line
+    /// tool maps each code to an exit status (see the README).
     public enum Code: String, Sendable {
         /// The input's boxes or sample tables are malformed (see ``parseError``).
         case invalidInput
@@ -35,11 +37,16 @@ public struct RemuxError: Error, Sendable, CustomStringConvertible {
         case cancelled
     }
 
+    /// What kind of failure it is.
     public let code: Code
+    /// One line for a person, naming the file, and the box path and byte offset when the
+    /// input is at fault; it may change between versions.
     public let message: String
     /// The parser's error, with box path and offset, when the input is malformed.
     public let parseError: ISOBMFFError?
 
+    /// An error of kind `code`; pass the parser's error when the input is at fault, so that
+    /// ``boxPath`` and ``byteOffset`` can say where.
     public init(_ code: Code, _ message: String, parseError: ISOBMFFError? = nil) {
         self.code = code
         self.message = message

@@ -4,9 +4,11 @@ import ISOBMFF
 public struct ExtractionProgress: Sendable, Equatable {
     /// Sample bytes copied so far, and in all.
     public var bytesDone: UInt64
+    /// The sample bytes to copy in all: where ``bytesDone`` ends.
     public var bytesTotal: UInt64
     /// Samples whose bytes are all copied, and in all.
     public var samplesDone: Int
+    /// The samples to copy in all: where ``samplesDone`` ends.
     public var samplesTotal: Int
 }
 

@@ -67,7 +67,7 @@ final class ProgressBar {
         let rate = Double(progress.bytesDone) / max(elapsed, 1e-6)
         let remaining = rate > 0 ? Double(progress.bytesTotal - progress.bytesDone) / rate : 0
         let text = "\r\u{1B}[K\(label) [\(bar)] \(Int(fraction * 100))%  "
-            + "\(formatted(rate / 1_000_000, digits: 1)) MB/s  ETA \(Int(remaining.rounded())) s"
+            + "\(formatted(rate / 1_000_000, digits: 1)) MB/s  ETA \(formatted(remaining, digits: 0)) s"
         Terminal.write(text, to: 2)
     }
 

@@ -4,19 +4,26 @@ import ISOBMFF
 public struct AudioCodec: Sendable {
     /// The codecs an M4A (an ISO base media file) can carry.
     public enum Kind: String, Sendable {
+        /// AAC, MP3 and MP2 (all in `mp4a`), ALAC (`alac`), AC-3 (`ac-3`), E-AC-3 (`ec-3`), Opus
+        /// (`Opus`) and FLAC (`fLaC`).
         case aac, mp3, mp2, alac, ac3, eac3, opus, flac
     }
 
+    /// Which codec, which decides the output's brands and how its sample entry is written.
     public var kind: Kind
+    /// The sample entry, parsed.
     public var entry: AudioSampleEntry
     /// The box that configures the decoder (`esds`, `alac`, `dac3`, `dec3`, `dOps`, `dfLa`),
     /// with its header, exactly as in the input.
     public var configurationBox: [UInt8]
     /// For `mp4a`: the ES descriptor and, for AAC, its AudioSpecificConfig.
     public var descriptor: ElementaryStreamDescriptorBox?
+    /// For AAC (and MPEG audio signalled through MPEG-4 audio): the parsed AudioSpecificConfig.
     public var config: AudioSpecificConfig?
     /// The sample rate the stream decodes to.
     public var sampleRate: Int
+    /// The channel count the stream decodes to: from the codec configuration where it says,
+    /// else from the sample entry.
     public var channelCount: Int
 
     /// MPEG-4 audio and the three MPEG-2 AAC profiles (ISO/IEC 14496-1 Table 5).

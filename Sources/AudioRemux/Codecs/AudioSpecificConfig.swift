@@ -12,6 +12,8 @@ public struct AudioSpecificConfig: Sendable, Equatable {
 
     static let frequencies = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
 
+    /// Parses `bytes`, the DecoderSpecificInfo of an `esds`. Throws when they end before the
+    /// fields read or use a reserved sampling frequency index.
     public init(parsing bytes: [UInt8]) throws {
         var bits = BitReader(bytes)
         func objectType() throws -> Int {

@@ -1,6 +1,6 @@
 import ISOBMFF
 
-/// Options for ``BackgroundMusic/mux(video:music:to:options:)``.
+/// Options for ``BackgroundMusic/mux(video:music:to:options:isCancelled:)``.
 public struct MuxOptions: Sendable {
     /// Where the music starts, in seconds from the start of the video.
     public var musicOffset: Double
@@ -9,9 +9,14 @@ public struct MuxOptions: Sendable {
     public var keepOriginalAudio: Bool
     /// Repeat the clips until the video ends.
     public var loop: Bool
+    /// Replace an existing destination (atomically). Off by default: an existing file is
+    /// never touched.
     public var overwrite: Bool
+    /// The size of the copy buffer; memory use does not grow with the files.
     public var bufferSize: Int
 
+    /// Options with safe defaults: music from the start, the video's audio dropped, no loop,
+    /// an existing destination left alone, a 4 MiB buffer (raised to at least 64 KiB).
     public init(musicOffset: Double = 0, keepOriginalAudio: Bool = false, loop: Bool = false, overwrite: Bool = false,
                 bufferSize: Int = 4 << 20) {
         self.musicOffset = musicOffset
@@ -22,14 +27,20 @@ public struct MuxOptions: Sendable {
     }
 }
 
+/// What ``BackgroundMusic`` produced.
 public struct MuxResult: Sendable, Equatable {
+    /// Where the output was published.
     public var outputPath: String
+    /// How many video tracks were copied.
     public var videoTrackCount: Int
     /// How many clips were placed (a clip used twice by `loop` counts twice).
     public var clipsPlaced: Int
     /// Seconds.
     public var videoDuration: Double
+    /// The music track's presented duration in seconds, counted from the start of the video
+    /// (``MuxOptions/musicOffset`` included).
     public var musicDuration: Double
+    /// The size of the output file.
     public var bytesWritten: UInt64
 }
 
@@ -43,6 +54,21 @@ public struct MuxResult: Sendable, Equatable {
 /// decoder configuration): players do not reconfigure a decoder in the middle of a track,
 /// so clips that differ are refused rather than written as several sample entries.
 public enum BackgroundMusic {
+    /// Writes the video tracks of `videoPath` with the clips of `clipPaths` as their music to a
+    /// new MP4 at `outputPath`.
+    ///
+    /// Like ``AudioExtractor``, it writes to a temporary file beside `outputPath` and moves it
+    /// into place atomically; on any error nothing is left behind. Throws a ``RemuxError``:
+    /// ``RemuxError/Code/noVideoTrack`` when the video has none, and
+    /// ``RemuxError/Code/incompatibleClips`` when the clips are coded differently.
+    ///
+    /// - Parameters:
+    ///   - videoPath: the MP4 or MOV whose video tracks are copied.
+    ///   - clipPaths: the music, played back to back in this order; at least one.
+    ///   - outputPath: the MP4 to create.
+    ///   - options: where the music starts, looping, the video's own audio, overwriting.
+    ///   - isCancelled: polled while copying; when it returns true the mux stops, removes its
+    ///     temporary file and throws ``RemuxError/Code/cancelled``.
     public static func mux(video videoPath: String, music clipPaths: [String], to outputPath: String,
                            options: MuxOptions = MuxOptions(), isCancelled: () -> Bool = { false }) throws -> MuxResult {
         guard !clipPaths.isEmpty else {
@@ -89,9 +115,8 @@ public enum BackgroundMusic {
         guard timescale > 0 else { throw RemuxError(.invalidInput, "\(first.path): the media timescale is 0") }
 
         // The music track: clip after clip, each clip's priming skipped by its own edit.
-        let videoTicks = UInt64((videoSeconds * Double(timescale)).rounded())
-        let offsetTicks = UInt64(max(0, options.musicOffset * Double(timescale)).rounded())
-        guard offsetTicks < videoTicks else {
+        guard let videoTicks = ticks(videoSeconds, timescale), let offsetTicks = ticks(options.musicOffset, timescale),
+              offsetTicks < videoTicks else {
             throw RemuxError(.invalidInput, "the music would start at \(options.musicOffset) s, after the video ends "
                              + "(\(videoSeconds) s)")
         }
@@ -105,6 +130,10 @@ public enum BackgroundMusic {
         var base: UInt64 = 0
         var placed = 0
         while needed > 0 && (options.loop || placed < clips.count) {
+            guard music.sampleCount <= Self.maximumMusicSamples else {
+                throw RemuxError(.invalidInput, "the music would need more than \(Self.maximumMusicSamples) packets; "
+                                 + "are the clips this short?")
+            }
             let clip = clips[placed % clips.count]
             guard clip.presentedTicks > 0 else {
                 throw RemuxError(.invalidInput, "\(clip.path) holds no audio to play")
@@ -119,7 +148,7 @@ public enum BackgroundMusic {
                     timing.append(.init(sampleCount: 1, sampleDelta: duration))
                 }
             }
-            edits.append(.init(segmentDuration: take, mediaTime: Int64(base + clip.priming)))
+            edits.append(.init(segmentDuration: take, mediaTime: Int64(clamping: base + clip.priming)))
             base += ticks
             needed -= take
             placed += 1
@@ -174,6 +203,16 @@ public enum BackgroundMusic {
         return MuxResult(outputPath: outputPath, videoTrackCount: videoTracks.count, clipsPlaced: placed,
                          videoDuration: videoSeconds, musicDuration: Double(musicTicks) / Double(timescale),
                          bytesWritten: output.position)
+    }
+
+    /// About 300 hours of 48 kHz AAC: far beyond any video, low enough to stay in memory.
+    static let maximumMusicSamples = 50_000_000
+
+    /// `seconds` in `timescale` ticks, or nil when that is not a sensible 64-bit count.
+    static func ticks(_ seconds: Double, _ timescale: UInt32) -> UInt64? {
+        let value = (seconds * Double(timescale)).rounded()
+        guard value.isFinite, value >= 0, value < 1.8e19 else { return nil }
+        return UInt64(value)
     }
 
     /// A track's presented duration in seconds: its edit list's, or its media's.

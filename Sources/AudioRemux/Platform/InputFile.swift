@@ -12,10 +12,14 @@ import ISOBMFF
 /// class and not `Sendable`.
 public final class InputFile: ByteSource {
     let descriptor: Int32
+    /// The path as given, for messages.
     public let path: String
     public let length: UInt64
     let identity: FileIdentity
 
+    /// Opens `path` read-only. Throws ``RemuxError/Code/cannotOpenInput`` when it cannot be
+    /// opened or is not a regular file: the parser needs random access and a fixed length,
+    /// which a pipe or a device cannot promise.
     public init(path: String) throws {
         let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
