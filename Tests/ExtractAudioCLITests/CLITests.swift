@@ -12,36 +12,15 @@ final class CLITests: XCTestCase {
         directory.remove()
     }
 
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Run = CLIRun
 
     /// The executable, built next to the test bundle (the test target depends on it).
-    static let executable: String = {
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [bundle.appendingPathComponent("extract-audio").path,
-                          URL(fileURLWithPath: fixturesDirectory).deletingLastPathComponent()
-                              .appendingPathComponent(".build/debug/extract-audio").path]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[1]
-    }()
+    static var executable: String { cliExecutable }
 
     func run(_ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationReason, .exit, "ended by a signal")
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: stderr, as: UTF8.self))
+        let result = try runCLI(arguments)
+        XCTAssertEqual(result.reason, .exit, "ended by a signal")
+        return result
     }
 
     /// Runs, expects `status`, and checks the error is one line with the tool's prefix.
@@ -242,4 +221,37 @@ final class CLITests: XCTestCase {
         let several = try expectFailure(64, [good, good, good])
         XCTAssertTrue(several.contains("--output-dir"), several)
     }
+}
+
+struct CLIRun {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var reason: Process.TerminationReason
+}
+
+/// The executable, built next to the test bundle (the test target depends on it).
+let cliExecutable: String = {
+    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let candidates = [bundle.appendingPathComponent("extract-audio").path,
+                      URL(fileURLWithPath: fixturesDirectory).deletingLastPathComponent()
+                          .appendingPathComponent(".build/debug/extract-audio").path]
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[1]
+}()
+
+/// Runs the tool and collects its exit status and output.
+func runCLI(_ arguments: [String]) throws -> CLIRun {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: cliExecutable)
+    process.arguments = arguments
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CLIRun(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                  stderr: String(decoding: stderr, as: UTF8.self), reason: process.terminationReason)
 }
