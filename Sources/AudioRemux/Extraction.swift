@@ -23,6 +23,13 @@ struct Extraction {
         try Self.checkSamplesAreInFile(track)
         (table, salvage) = try Self.sampleTable(of: track, in: movie, source: source, salvage: options.salvage,
                                                 name: name)
+        let sizes = table.boxes.sampleSizes
+        if sizes.constantSize == 0, let empty = sizes.sizes.firstIndex(of: 0) {
+            let location = table.boxes.locations[.stsz] ?? table.boxes.locations[.stz2]
+            throw RemuxError(ISOBMFFError(.invalidSampleTable, "audio sample \(empty + 1) is empty (size 0): no codec "
+                                          + "this tool copies has empty packets", path: location?.path ?? track.path,
+                                          offset: location?.offset))
+        }
 
         // Each sample entry the track uses must be AAC; unused entries are dropped.
         var entries: [[UInt8]] = []
@@ -76,6 +83,13 @@ struct Extraction {
     /// name and extended language, and the chapter track the audio refers to.
     static func extras(of track: Track, in movie: Movie, source: some ByteSource, table: SampleTable,
                        codec: AudioCodec, name: String) throws -> OutputExtras {
+        try parse {
+            for (box, parent, offset) in [(movie.userData, "moov", movie.userDataOffset),
+                                          (movie.metadata, "moov", movie.metadataOffset),
+                                          (track.userData, track.path, track.userDataOffset)] {
+                if let box { try Metadata.validate(box, path: parent, fileOffset: offset) }
+            }
+        }
         var extras = OutputExtras(userData: movie.userData, metadata: movie.metadata, trackUserData: track.userData,
                                   extendedLanguage: track.extendedLanguage)
         let hasGaplessItem = movie.userData.map { Metadata.freeformNames(in: $0).contains("iTunSMPB") } ?? false

@@ -26,7 +26,7 @@ enum FileSignature {
     /// `error` with what the file looks like, when its first bytes tell.
     static func explain(_ error: RemuxError, source: some ByteSource) -> RemuxError {
         guard let parseError = error.parseError, parseError.code == .invalidValue || parseError.code == .missingBox
-                || parseError.code == .truncated, parseError.offset == 0 || parseError.offset == nil
+                || parseError.code == .truncated || parseError.code == .endOfFile, parseError.offset == 0 || parseError.offset == nil
                 || error.message.contains("no ftyp") else { return error }
         let prefix = (try? source.bytes(at: 0, count: Int(min(source.length, 512)))) ?? []
         guard let kind = describe(prefix) else { return error }

@@ -29,6 +29,30 @@ enum Metadata {
         return w.bytes
     }
 
+    /// Checks the structure of a `udta` or `meta` box before it is copied: every box inside
+    /// `udta`, `meta`, `ilst` and each `ilst` item lies inside its parent, nesting stays
+    /// within ``Limits/maximumDepth``. A lying size (a 4 GB `covr`) is an error, not a copy.
+    static func validate(_ box: [UInt8], path: String, fileOffset: UInt64) throws {
+        var reader = ByteReader(box, fileOffset: fileOffset, path: path)
+        guard let (header, payload) = try reader.readBox(depth: 1) else { return }
+        try walk(payload, type: header.type, depth: 2)
+    }
+
+    private static func walk(_ payload: ByteReader, type: FourCC, depth: Int) throws {
+        var children = payload
+        if type == "meta" {
+            guard let inner = metaChildren(payload) else {
+                throw payload.error(.truncated, "meta box too short for its header")
+            }
+            children = inner
+        }
+        while let (child, body) = try children.readBox(depth: depth) {
+            if ["udta", "meta", "ilst"].contains(child.type) || type == "ilst" {
+                try walk(body, type: child.type, depth: depth + 1)
+            }
+        }
+    }
+
     /// The names of the freeform (`----`) items in `udta`'s `meta/ilst`.
     static func freeformNames(in userData: [UInt8]) -> [String] {
         var names: [String] = []

@@ -53,9 +53,10 @@ public struct RemuxError: Error, Sendable, CustomStringConvertible {
         self.parseError = parseError
     }
 
-    /// Wraps a parser error: truncation gets its own code, everything else is invalid input.
+    /// Wraps a parser error: a file cut short gets its own code, everything else is
+    /// invalid input.
     init(_ error: ISOBMFFError) {
-        let truncated = error.code == .truncated
+        let truncated = error.code == .endOfFile
         self.init(truncated ? .truncatedInput : .invalidInput, error.description, parseError: error)
     }
 

@@ -83,9 +83,10 @@ func installSignalHandlers() {
 }
 
 func errorJSON(input: String?, output: String?, code: String, status: ExitStatus, message: String,
-               path: String? = nil, offset: UInt64? = nil) -> String {
+               path: String? = nil, offset: UInt64? = nil, reason: String? = nil) -> String {
     var error: [(String, JSON)] = [("code", .string(code)), ("exit_status", .int(Int(status.rawValue))),
                                    ("message", .string(message))]
+    if let reason { error.append(("reason", .string(reason))) }
     if let path { error.append(("box_path", .string(path))) }
     if let offset { error.append(("byte_offset", .int(Int(clamping: offset)))) }
     return JSON.object([("input", .optional(input)), ("output", .optional(output)), ("status", .string("error")),
@@ -140,7 +141,8 @@ func extract(_ job: Arguments.Job, arguments: Arguments) -> ExitStatus {
         let status = ExitStatus(error.code)
         if arguments.json {
             Terminal.line(errorJSON(input: job.input, output: job.output, code: error.code.rawValue, status: status,
-                                    message: error.message, path: error.boxPath, offset: error.byteOffset))
+                                    message: error.message, path: error.boxPath, offset: error.byteOffset,
+                                    reason: error.parseError?.code.rawValue))
         } else {
             Terminal.error(error.message)
         }
@@ -184,7 +186,8 @@ func run() -> ExitStatus {
             let status = ExitStatus(error.code)
             if arguments.json {
                 Terminal.line(errorJSON(input: input, output: nil, code: error.code.rawValue, status: status,
-                                        message: error.message, path: error.boxPath, offset: error.byteOffset))
+                                        message: error.message, path: error.boxPath, offset: error.byteOffset,
+                                    reason: error.parseError?.code.rawValue))
             } else {
                 Terminal.error(error.message)
             }
@@ -214,7 +217,8 @@ func run() -> ExitStatus {
             let status = ExitStatus(error.code)
             if arguments.json {
                 Terminal.line(errorJSON(input: video, output: output, code: error.code.rawValue, status: status,
-                                        message: error.message, path: error.boxPath, offset: error.byteOffset))
+                                        message: error.message, path: error.boxPath, offset: error.byteOffset,
+                                    reason: error.parseError?.code.rawValue))
             } else {
                 Terminal.error(error.message)
             }

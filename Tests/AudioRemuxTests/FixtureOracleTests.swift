@@ -107,7 +107,7 @@ final class FixtureOracleTests: XCTestCase {
     func testEveryBadFixtureFailsWithItsOwnError() throws {
         let cases: [(String, RemuxError.Code, ISOBMFFError.Code?)] = [
             ("video-only.mp4", .noAudioTrack, nil),
-            ("truncated-no-moov.mp4", .truncatedInput, .truncated),
+            ("truncated-no-moov.mp4", .truncatedInput, .endOfFile),
             ("pcm-in-mov.mov", .unsupportedCodec, nil),
             ("corrupt/stsz-count-mismatch.mp4", .invalidInput, .invalidSampleTable),
             ("corrupt/stsz-count-huge.mp4", .invalidInput, .countExceedsBox),

@@ -37,11 +37,12 @@ final class FaultTests: XCTestCase {
         return process
     }
 
-    /// Waits until a temporary output file exists in the directory (the copy has begun).
-    func waitForTemporaryFile(timeout: Double = 20) -> Bool {
+    /// Waits until the temporary file of `output` exists (the copy has begun).
+    func waitForTemporaryFile(of output: String, timeout: Double = 20) -> Bool {
+        let prefix = "." + (output as NSString).lastPathComponent + ".extract-audio-"
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if directory.contents.contains(where: { $0.contains(".extract-audio-") }) { return true }
+            if directory.contents.contains(where: { $0.hasPrefix(prefix) }) { return true }
             usleep(2_000)
         }
         return false
@@ -54,7 +55,7 @@ final class FaultTests: XCTestCase {
         for (signal, status) in [(SIGINT, Int32(130)), (SIGTERM, Int32(143))] {
             let output = directory.file("out-\(signal).m4a")
             let process = try start([input, output])
-            XCTAssertTrue(waitForTemporaryFile(), "the copy never started")
+            XCTAssertTrue(waitForTemporaryFile(of: output), "the copy never started")
             kill(process.processIdentifier, signal)
             process.waitUntilExit()
             XCTAssertEqual(process.terminationStatus, status, "signal \(signal)")
@@ -67,7 +68,7 @@ final class FaultTests: XCTestCase {
         let input = directory.write("slow.mp4", Self.slowInput)
         let output = directory.file("killed.m4a")
         let process = try start([input, output])
-        XCTAssertTrue(waitForTemporaryFile())
+        XCTAssertTrue(waitForTemporaryFile(of: output))
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         XCTAssertFalse(FileManager.default.fileExists(atPath: output), "no destination after SIGKILL")
@@ -84,7 +85,7 @@ final class FaultTests: XCTestCase {
         let input = directory.write("shrinking.mp4", Self.slowInput)
         let output = directory.file("short.m4a")
         let process = try start([input, output])
-        XCTAssertTrue(waitForTemporaryFile())
+        XCTAssertTrue(waitForTemporaryFile(of: output))
         XCTAssertEqual(truncate(input, 100_000), 0)
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 74)

@@ -31,7 +31,7 @@ final class MalformedInputTests: XCTestCase {
     }
 
     func testSizePastTheFileIsTruncation() {
-        assertThrows(.truncated, try self.movie(ftyp + hexBytes("00001000 6d646174 00000000")))
+        assertThrows(.endOfFile, try self.movie(ftyp + hexBytes("00001000 6d646174 00000000")))
     }
 
     func testChildPastItsParent() {

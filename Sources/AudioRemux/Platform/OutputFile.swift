@@ -32,9 +32,13 @@ final class OutputFile: ByteSink {
         let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         let path = (directory == "." && !destination.hasPrefix("./") ? "" : directory + "/")
             + ".\(baseName(of: destination)).extract-audio-\(getpid())-\(random).tmp"
+        // Registered before it exists, so that a signal arriving right after open(2) still
+        // finds it; removing a file not yet created is harmless.
+        let slot = TemporaryFiles.register(path)
         let fd = retryingOnInterrupt { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
         guard fd >= 0 else {
             let code = errno
+            TemporaryFiles.unregister(slot)
             var status = stat()
             let reason = stat(directory, &status) != 0 ? "the directory \(directory) does not exist"
                 : "cannot create a file in \(directory): \(errorText(code))"
@@ -43,7 +47,7 @@ final class OutputFile: ByteSink {
         self.destination = destination
         temporaryPath = path
         descriptor = fd
-        slot = TemporaryFiles.register(path)
+        self.slot = slot
     }
 
     deinit {

@@ -6,8 +6,10 @@
 public struct ISOBMFFError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of problem: stable across versions, for programs and tests to match on.
     public enum Code: String, Sendable {
-        /// Fewer bytes than a field or box needs.
+        /// A box too short for its fields.
         case truncated
+        /// The file ends before a box does: the file was cut short.
+        case endOfFile
         /// A box size that cannot be right: below its header, or a 64-bit size that overflows.
         case invalidBoxSize
         /// A box that ends past its parent or past the end of the file.

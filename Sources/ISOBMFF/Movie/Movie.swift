@@ -22,6 +22,10 @@ public struct Movie: Sendable {
     public var userData: [UInt8]?
     /// `moov/meta` as it is: keys-based metadata (`keys` + `ilst`, as iPhones write).
     public var metadata: [UInt8]?
+    /// Where `userData` and `metadata` start in the file, for errors.
+    public var userDataOffset: UInt64 = 0
+    /// Where ``metadata`` starts in the file (0 without it), for errors.
+    public var metadataOffset: UInt64 = 0
     /// The length of the file.
     public var fileLength: UInt64
     /// When the file ends inside a top-level box (after `moov`), that box's header: the file
@@ -53,8 +57,8 @@ public struct Movie: Sendable {
                     if error.code == .boxOutsideParent { truncatedBox = boxes.lastHeader }
                     break
                 }
-                if error.code == .boxOutsideParent {
-                    throw ISOBMFFError(.truncated, "the file ends inside this box before any moov box: "
+                if error.code == .boxOutsideParent || error.code == .truncated {
+                    throw ISOBMFFError(.endOfFile, "the file ends inside this box before any moov box: "
                                        + "it is truncated (\(error.message))", path: error.path, offset: error.offset)
                 }
                 throw error
@@ -101,6 +105,8 @@ public struct Movie: Sendable {
         self.mediaDataRanges = mediaData
         self.userData = movie.userData
         self.metadata = movie.metadata
+        self.userDataOffset = movie.userDataOffset
+        self.metadataOffset = movie.metadataOffset
         self.isFragmented = movie.extends != nil || !fragments.isEmpty
         self.fragmentRanges = fragments
         self.trackExtends = movie.extends ?? []
@@ -126,6 +132,8 @@ public struct Movie: Sendable {
         var extends: [TrackExtendsBox]?
         var userData: [UInt8]?
         var metadata: [UInt8]?
+        var userDataOffset: UInt64 = 0
+        var metadataOffset: UInt64 = 0
     }
 
     private static func parseMovieBox(_ moov: ByteReader) throws -> ParsedMovieBox {
@@ -135,6 +143,8 @@ public struct Movie: Sendable {
         var extends: [TrackExtendsBox]?
         var userData: [UInt8]?
         var metadata: [UInt8]?
+        var userDataOffset: UInt64 = 0
+        var metadataOffset: UInt64 = 0
         while let (child, payload) = try reader.readBox(depth: 1) {
             switch child.type {
             case .mvhd:
@@ -158,8 +168,10 @@ public struct Movie: Sendable {
                 throw ISOBMFFError(.duplicateBox, "a moov box inside moov", path: child.path, offset: child.offset)
             case "udta" where userData == nil:
                 userData = reader.bytes(of: child)
+                userDataOffset = child.offset
             case "meta" where metadata == nil:
                 metadata = reader.bytes(of: child)
+                metadataOffset = child.offset
             default:
                 break
             }
@@ -167,7 +179,12 @@ public struct Movie: Sendable {
         guard let header else {
             throw ISOBMFFError(.missingBox, "moov has no mvhd", path: moov.path, offset: moov.fileOffset)
         }
-        return ParsedMovieBox(header: header, tracks: tracks, extends: extends, userData: userData, metadata: metadata)
+        var seen: Set<UInt32> = []
+        for track in tracks where !seen.insert(track.trackID).inserted {
+            throw ISOBMFFError(.duplicateBox, "a second track with ID \(track.trackID)", path: track.path, offset: nil)
+        }
+        return ParsedMovieBox(header: header, tracks: tracks, extends: extends, userData: userData, metadata: metadata,
+                              userDataOffset: userDataOffset, metadataOffset: metadataOffset)
     }
 }
 

@@ -23,6 +23,8 @@ public struct Track: Sendable {
     public var references: [FourCC: [UInt32]]
     /// `trak/udta` as it is (track name and other per-track items), header included.
     public var userData: [UInt8]?
+    /// Where `userData` starts in the file, for errors.
+    public var userDataOffset: UInt64 = 0
     /// `mdia/elng` as it is: the extended (BCP 47) language, header included.
     public var extendedLanguage: [UInt8]?
     /// The `stsd` (parsed eagerly: listing tracks needs the codec).
@@ -45,6 +47,7 @@ public struct Track: Sendable {
         var media: ByteReader?
         var references: [FourCC: [UInt32]] = [:]
         var userData: [UInt8]?
+        var userDataOffset: UInt64 = 0
         while let (child, payload) = try reader.readBox(depth: 2) {
             var body = payload
             switch child.type {
@@ -57,6 +60,7 @@ public struct Track: Sendable {
                 }
             case "udta" where userData == nil:
                 userData = reader.bytes(of: child)
+                userDataOffset = child.offset
             case .tkhd:
                 guard header == nil else { throw duplicate(child) }
                 header = try TrackHeaderBox(parsing: &body)
@@ -81,6 +85,7 @@ public struct Track: Sendable {
         self.editList = editList
         self.references = references
         self.userData = userData
+        self.userDataOffset = userDataOffset
 
         var mediaHeader: MediaHeaderBox?
         var handler: HandlerBox?
