@@ -49,8 +49,8 @@ public struct ExtractionResult: Sendable, Equatable {
     public var inputTrackID: UInt32
     /// The RFC 6381 codec string, such as `mp4a.40.2`.
     public var codec: String
-    /// The sample rate in Hz that the codec configuration states (for HE-AAC the output rate
-    /// after SBR), not the sample entry's often-wrong field.
+    /// The sample rate in Hz that the codec configuration states (with SBR signalled
+    /// explicitly, the output rate), not the sample entry's often-wrong field.
     public var sampleRate: Int
     /// The channel count that the codec configuration states.
     public var channelCount: Int

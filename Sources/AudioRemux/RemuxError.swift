@@ -3,7 +3,7 @@ import ISOBMFF
 /// Why an extraction failed. ``code`` is stable (programs and tests match on it); the
 /// message is one line for a person, naming the file, box path and byte offset when the
 /// input is at fault.
-public struct RemuxError: Error, Sendable, CustomStringConvertible {
+public struct RemuxError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, for programs to match on: stable across versions. The command-line
     /// tool maps each code to an exit status (see the README).
     public enum Code: String, Sendable {

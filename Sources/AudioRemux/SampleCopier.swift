@@ -10,60 +10,118 @@ public struct ExtractionProgress: Sendable, Equatable {
     public var samplesDone: Int
     /// The samples to copy in all: where ``samplesDone`` ends.
     public var samplesTotal: Int
+
+    /// A progress report, for tests and for callers that relay progress of their own.
+    public init(bytesDone: UInt64, bytesTotal: UInt64, samplesDone: Int, samplesTotal: Int) {
+        self.bytesDone = bytesDone
+        self.bytesTotal = bytesTotal
+        self.samplesDone = samplesDone
+        self.samplesTotal = samplesTotal
+    }
 }
 
 /// Copies a track's samples from the input to the output in sample order.
 ///
-/// Chunks that follow each other in the input are read as one range, so a track stored
-/// contiguously is copied in a few large reads; other tracks' bytes (the video) are never
-/// read. A second walk over the chunks runs a few MiB ahead of the copy and tells the
-/// kernel which ranges come next (`posix_fadvise(WILLNEED)`), so a cold read streams
-/// instead of seeking. Between a file and a file on Linux the bytes move in the kernel
-/// (`copy_file_range`); otherwise through one reused buffer.
+/// Chunks that follow each other in the input are read as one range; other tracks' bytes
+/// (the video) are never read. Small ranges (an interleaved file has one per audio chunk,
+/// a few hundred bytes each) are gathered with `pread` into one buffer that is written out
+/// when full, so the output sees a few large writes; ranges of a MiB or more go from file
+/// to file in the kernel (`copy_file_range`) where source and sink allow it.
+///
+/// A second walk over the ranges runs ahead of the copy and tells the kernel what comes
+/// next (`posix_fadvise(WILLNEED)`), merging ranges separated by small gaps into one
+/// advice, so a cold read streams instead of seeking and a warm one costs a few calls.
 struct SampleCopier {
     let bufferSize: Int
     var progress: ((ExtractionProgress) -> Void)?
     var isCancelled: () -> Bool = { false }
 
-    /// How far ahead of the copy the prefetch runs.
+    /// How far ahead of the copy the prefetch runs, in sample bytes.
     static let prefetchWindow: UInt64 = 16 << 20
+    /// Ranges closer than this are advised as one span (the gap is read ahead too).
+    static let prefetchGap: UInt64 = 256 << 10
+    /// The largest span one advice covers.
+    static let prefetchSpan: UInt64 = 8 << 20
+    /// Ranges at least this large are copied in the kernel when possible.
+    static let kernelCopyThreshold: UInt64 = 1 << 20
 
     func copy(_ table: SampleTable, from source: some ByteSource, to sink: inout some ByteSink) throws {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 4096)
+        // Options may hold any value: never a buffer too small to make progress.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bufferSize, 64 << 10), alignment: 4096)
         defer { buffer.deallocate() }
         let file = source as? InputFile
-        var fastPath = file != nil && sink is OutputFile
+        var kernelCopy = file != nil && sink is OutputFile
         var ranges = RangeIterator(table.makeChunkIterator())
-        var prefetch = RangeIterator(table.makeChunkIterator())
-        var prefetched: UInt64 = 0
+        var prefetch = Prefetcher(ranges: RangeIterator(table.makeChunkIterator()))
+        var fill = 0
         var state = ExtractionProgress(bytesDone: 0, bytesTotal: table.totalSampleBytes, samplesDone: 0,
                                        samplesTotal: table.sampleCount)
+        func flush() throws {
+            guard fill > 0 else { return }
+            try sink.write(UnsafeRawBufferPointer(rebasing: buffer[0..<fill]))
+            fill = 0
+        }
         while let (range, samples) = ranges.next() {
-            if let file {
-                while prefetched < state.bytesDone + Self.prefetchWindow, let (ahead, _) = prefetch.next() {
-                    file.willNeed(offset: ahead.lowerBound, length: ahead.upperBound - ahead.lowerBound)
-                    prefetched += ahead.upperBound - ahead.lowerBound
-                }
-            }
+            if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
+            if let file { prefetch.advise(file, upTo: state.bytesDone + Self.prefetchWindow) }
             var offset = range.lowerBound
-            while offset < range.upperBound {
-                if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
-                let count = Int(min(UInt64(buffer.count), range.upperBound - offset))
-                if fastPath, let file, let output = sink as? OutputFile,
-                   let copied = try output.copy(from: file, at: offset, count: count) {
+            if kernelCopy, range.upperBound - offset >= Self.kernelCopyThreshold, let file,
+               let output = sink as? OutputFile {
+                try flush()
+                while offset < range.upperBound {
+                    if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
+                    let count = Int(min(UInt64(buffer.count), range.upperBound - offset))
+                    guard let copied = try output.copy(from: file, at: offset, count: count) else {
+                        kernelCopy = false
+                        break
+                    }
                     offset += UInt64(copied)
                     state.bytesDone += UInt64(copied)
-                } else {
-                    fastPath = false
-                    let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
-                    try source.read(into: slice, at: offset)
-                    try sink.write(UnsafeRawBufferPointer(slice))
-                    offset += UInt64(count)
-                    state.bytesDone += UInt64(count)
+                    progress?(state)
                 }
-                if offset == range.upperBound { state.samplesDone += samples }
-                progress?(state)
             }
+            while offset < range.upperBound {
+                if fill == buffer.count {
+                    try flush()
+                    if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
+                }
+                let count = Int(min(UInt64(buffer.count - fill), range.upperBound - offset))
+                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[fill..<(fill + count)]), at: offset)
+                fill += count
+                offset += UInt64(count)
+                state.bytesDone += UInt64(count)
+            }
+            state.samplesDone += samples
+            progress?(state)
+        }
+        try flush()
+    }
+}
+
+/// Runs ahead of the copy, advising the kernel of the ranges to come.
+struct Prefetcher {
+    var ranges: RangeIterator
+    /// Sample bytes advised so far.
+    var advised: UInt64 = 0
+    var pending: Range<UInt64>?
+
+    /// Advises ranges until `advised` reaches `target` sample bytes.
+    mutating func advise(_ file: InputFile, upTo target: UInt64) {
+        while advised < target {
+            guard var span = pending ?? ranges.next()?.0 else { return }
+            pending = nil
+            advised += span.upperBound - span.lowerBound
+            // Merge the following ranges that lie just after this span.
+            while span.upperBound - span.lowerBound < SampleCopier.prefetchSpan, let (next, _) = ranges.next() {
+                guard next.lowerBound >= span.upperBound,
+                      next.lowerBound - span.upperBound <= SampleCopier.prefetchGap else {
+                    pending = next
+                    break
+                }
+                span = span.lowerBound..<next.upperBound
+                advised += next.upperBound - next.lowerBound
+            }
+            file.willNeed(offset: span.lowerBound, length: span.upperBound - span.lowerBound)
         }
     }
 }

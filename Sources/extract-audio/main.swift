@@ -87,10 +87,11 @@ func errorJSON(input: String?, output: String?, code: String, status: ExitStatus
     var error: [(String, JSON)] = [("code", .string(code)), ("exit_status", .int(Int(status.rawValue))),
                                    ("message", .string(message))]
     if let reason { error.append(("reason", .string(reason))) }
+    let memory: JSON = .optional(Terminal.peakMemoryKiB())
     if let path { error.append(("box_path", .string(path))) }
     if let offset { error.append(("byte_offset", .int(Int(clamping: offset)))) }
     return JSON.object([("input", .optional(input)), ("output", .optional(output)), ("status", .string("error")),
-                        ("error", .object(error))]).compactText
+                        ("error", .object(error)), ("peak_memory_kib", memory)]).compactText
 }
 
 func extract(_ job: Arguments.Job, arguments: Arguments) -> ExitStatus {
@@ -111,7 +112,8 @@ func extract(_ job: Arguments.Job, arguments: Arguments) -> ExitStatus {
                 ("codec", .string(result.codec)), ("sample_rate", .int(result.sampleRate)),
                 ("channels", .int(result.channelCount)), ("duration", .double(result.duration)),
                 ("packets", .int(result.sampleCount)), ("bytes", .int(Int(result.bytesWritten))),
-                ("seconds", .double(seconds)), ("notes", .array(result.notes.map(JSON.string))),
+                ("seconds", .double(seconds)), ("peak_memory_kib", .optional(Terminal.peakMemoryKiB())),
+                ("notes", .array(result.notes.map(JSON.string))),
             ]
             if let salvage = result.salvage {
                 members.append(("salvaged", .object([("file_length", .int(Int(salvage.fileLength))),

@@ -1,30 +1,30 @@
 import ISOBMFF
 
 /// What an audio sample entry holds, and whether it can be stream-copied into an M4A.
-public struct AudioCodec: Sendable {
+struct AudioCodec: Sendable {
     /// The codecs an M4A (an ISO base media file) can carry.
-    public enum Kind: String, Sendable {
+    enum Kind: String, Sendable {
         /// AAC, MP3 and MP2 (all in `mp4a`), ALAC (`alac`), AC-3 (`ac-3`), E-AC-3 (`ec-3`), Opus
         /// (`Opus`) and FLAC (`fLaC`).
         case aac, mp3, mp2, alac, ac3, eac3, opus, flac
     }
 
     /// Which codec, which decides the output's brands and how its sample entry is written.
-    public var kind: Kind
+    var kind: Kind
     /// The sample entry, parsed.
-    public var entry: AudioSampleEntry
+    var entry: AudioSampleEntry
     /// The box that configures the decoder (`esds`, `alac`, `dac3`, `dec3`, `dOps`, `dfLa`),
     /// with its header, exactly as in the input.
-    public var configurationBox: [UInt8]
+    var configurationBox: [UInt8]
     /// For `mp4a`: the ES descriptor and, for AAC, its AudioSpecificConfig.
-    public var descriptor: ElementaryStreamDescriptorBox?
+    var descriptor: ElementaryStreamDescriptorBox?
     /// For AAC (and MPEG audio signalled through MPEG-4 audio): the parsed AudioSpecificConfig.
-    public var config: AudioSpecificConfig?
+    var config: AudioSpecificConfig?
     /// The sample rate the stream decodes to.
-    public var sampleRate: Int
+    var sampleRate: Int
     /// The channel count the stream decodes to: from the codec configuration where it says,
     /// else from the sample entry.
-    public var channelCount: Int
+    var channelCount: Int
 
     /// MPEG-4 audio and the three MPEG-2 AAC profiles (ISO/IEC 14496-1 Table 5).
     static let aacObjectTypeIndications: Set<UInt8> = [0x40, 0x66, 0x67, 0x68]
@@ -133,7 +133,7 @@ public struct AudioCodec: Sendable {
     }
 
     /// The RFC 6381 codec string, such as `mp4a.40.2`, `mp4a.6B`, `ac-3`, `Opus`.
-    public var codecString: String {
+    var codecString: String {
         switch kind {
         case .aac, .mp3, .mp2:
             guard let descriptor else { return "mp4a" }

@@ -1,3 +1,5 @@
+import ISOBMFF
+
 /// The MPEG-4 AudioSpecificConfig (ISO/IEC 14496-3 § 1.6.2.1): the AAC decoder
 /// configuration stored in `esds`. Only the fields needed to describe the stream are read.
 public struct AudioSpecificConfig: Sendable, Equatable {
@@ -14,7 +16,15 @@ public struct AudioSpecificConfig: Sendable, Equatable {
 
     /// Parses `bytes`, the DecoderSpecificInfo of an `esds`. Throws when they end before the
     /// fields read or use a reserved sampling frequency index.
-    public init(parsing bytes: [UInt8]) throws {
+    public init(parsing bytes: [UInt8]) throws(ISOBMFFError) {
+        do {
+            try self.init(bits: bytes)
+        } catch {
+            throw ISOBMFFError(.invalidValue, "malformed AudioSpecificConfig", path: "esds", offset: nil)
+        }
+    }
+
+    private init(bits bytes: [UInt8]) throws {
         var bits = BitReader(bytes)
         func objectType() throws -> Int {
             let type = try bits.read(5)

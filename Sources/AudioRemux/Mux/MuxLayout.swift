@@ -114,7 +114,7 @@ struct MuxLayout {
         try sink.write(fileType)
         try sink.write(movieBox)
         try sink.write(mediaDataHeader)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 4096)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bufferSize, 64 << 10), alignment: 4096)
         defer { buffer.deallocate() }
         var pending: (source: Int, range: Range<UInt64>)?
         func flush() throws {

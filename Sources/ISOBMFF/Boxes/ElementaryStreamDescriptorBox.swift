@@ -16,7 +16,7 @@ public struct ElementaryStreamDescriptorBox: Box {
     /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32
     /// The ES_Descriptor's `ES_ID`: 0 in MP4 files, whose tracks are identified by `tkhd`
-    /// (ISO/IEC 14496-14 § 3.1.2).
+    /// instead (ISO/IEC 14496-14).
     public var esID: UInt16
     /// 0x40 MPEG-4 audio, 0x66–0x68 MPEG-2 AAC, 0x69 MPEG-2 audio (MP3/MP2), 0x6B MP3.
     public var objectTypeIndication: UInt8

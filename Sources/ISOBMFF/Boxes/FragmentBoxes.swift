@@ -251,17 +251,19 @@ public struct TrackRunBox: Box {
     }
 
     /// Writes the fields ``flags`` selects. Each per-sample array it selects must hold
-    /// ``sampleCount`` values, as parsing and ``init(version:sampleCount:dataOffset:durations:sizes:compositionTimeOffsets:)`` ensure.
+    /// ``sampleCount`` values, as parsing ensures.
     public func write(to writer: inout BoxWriter) {
         writer.fullBox(Self.type, version: version, flags: flags) { w in
             w.write(sampleCount)
             if let dataOffset { w.write(dataOffset) }
             if let firstSampleFlags { w.write(firstSampleFlags) }
+            // A per-sample array shorter than sampleCount is written as zeros, never read past.
+            func value(_ array: [UInt32], _ i: Int) -> UInt32 { i < array.count ? array[i] : 0 }
             for i in 0..<Int(sampleCount) {
-                if flags & Self.sampleDurationPresent != 0 { w.write(durations[i]) }
-                if flags & Self.sampleSizePresent != 0 { w.write(sizes[i]) }
-                if flags & Self.sampleFlagsPresent != 0 { w.write(sampleFlags[i]) }
-                if flags & Self.sampleCompositionTimeOffsetPresent != 0 { w.write(compositionTimeOffsets[i]) }
+                if flags & Self.sampleDurationPresent != 0 { w.write(value(durations, i)) }
+                if flags & Self.sampleSizePresent != 0 { w.write(value(sizes, i)) }
+                if flags & Self.sampleFlagsPresent != 0 { w.write(value(sampleFlags, i)) }
+                if flags & Self.sampleCompositionTimeOffsetPresent != 0 { w.write(value(compositionTimeOffsets, i)) }
             }
         }
     }

@@ -2,7 +2,7 @@
 public struct TrackHeaderBox: Box {
     public static let type = FourCC.tkhd
 
-    /// `track_enabled`, `track_in_movie`, `track_in_preview`.
+    /// `track_enabled`: the track is played.
     public static let enabledFlag: UInt32 = 0x1
     /// `track_in_movie`: the track is part of the presentation.
     public static let inMovieFlag: UInt32 = 0x2

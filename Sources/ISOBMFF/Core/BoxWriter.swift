@@ -2,7 +2,7 @@
 ///
 /// Sizes are never computed by hand: ``box(_:_:)`` reserves the header, runs the body and
 /// then writes the size it produced, switching to a 64-bit size if the box outgrew 32 bits.
-public struct BoxWriter {
+public struct BoxWriter: Sendable {
     /// Everything written so far.
     public private(set) var bytes: [UInt8]
 

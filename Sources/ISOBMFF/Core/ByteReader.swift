@@ -62,7 +62,8 @@ public struct ByteReader: Sendable {
         return UInt16(storage[i]) << 8 | UInt16(storage[i + 1])
     }
 
-    /// Reads a big-endian 24-bit value (full-box flags, descriptor fields), throwing `.truncated` when fewer than 3 bytes are left.
+    /// Reads a big-endian 24-bit value (full-box flags, descriptor fields), throwing
+    /// `.truncated` when fewer than 3 bytes are left.
     public mutating func readUInt24() throws -> UInt32 {
         let i = try take(3)
         return UInt32(storage[i]) << 16 | UInt32(storage[i + 1]) << 8 | UInt32(storage[i + 2])

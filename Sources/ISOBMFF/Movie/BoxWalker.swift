@@ -6,7 +6,7 @@ public enum BoxWalker {
     /// boxes. Full boxes (`meta`) and sample entries are not, since fields come before their
     /// children.
     public static let containers: Set<FourCC> = [
-        .moov, .trak, .edts, .mdia, .minf, .dinf, .stbl, .mvex, .moof, "traf", "mfra", "udta", "tref", "mfra",
+        .moov, .trak, .edts, .mdia, .minf, .dinf, .stbl, .mvex, .moof, "traf", "mfra", "udta", "tref",
     ]
 
     /// Calls `visit` with each box header and its depth (0 for top-level boxes).

@@ -67,7 +67,11 @@ public struct SampleTable: Sendable {
                            + "stsd has \(descriptionCount)")
             }
             let nextFirst = i + 1 < runs.count ? UInt64(runs[i + 1].firstChunk) : UInt64(chunkCount) + 1
-            let chunks = nextFirst - UInt64(run.firstChunk)  // nextFirst > firstChunk, checked above.
+            // The order check above runs for the next entry only on the next iteration.
+            guard nextFirst > UInt64(run.firstChunk) else {
+                throw fail(.stsc, "entry \(i + 2) starts at chunk \(nextFirst), not after chunk \(run.firstChunk)")
+            }
+            let chunks = nextFirst - UInt64(run.firstChunk)  // nextFirst > firstChunk, checked just above.
             // chunks <= stco entries < 2^28 (the moov size limit), so the product is < 2^60, and the
             // running total was at most maximumSampleCount before this addition.
             samplesFromChunks += chunks * UInt64(run.samplesPerChunk)

@@ -1,7 +1,7 @@
 /// Builds sample tables (`stts`, `ctts`, `stss`, `stsz`, `stsc`, chunk offsets) one chunk
 /// at a time, run-length coding as it goes. Used to turn movie fragments into the tables of
 /// a regular movie, and to keep only the complete part of a truncated file.
-public struct SampleTableBuilder {
+public struct SampleTableBuilder: Sendable {
     private var timing: [TimeToSampleBox.Entry] = []
     private var offsets: [CompositionOffsetBox.Entry] = []
     private var hasOffsets = false
@@ -20,7 +20,7 @@ public struct SampleTableBuilder {
     public init() {}
 
     /// One sample of a chunk.
-    public struct Sample {
+    public struct Sample: Sendable, Equatable {
         /// The sample's size in bytes.
         public var size: UInt32
         /// The sample's duration, in the media timescale.

@@ -1,0 +1,20 @@
+// swift-tools-version:6.0
+// An app that embeds the toolkit: extracts the audio of every movie in a folder.
+// Build and run from the repository root:
+//   swift run --package-path Examples/BatchExtract BatchExtract Fixtures /tmp/audio
+import PackageDescription
+
+let package = Package(
+    name: "BatchExtract",
+    dependencies: [
+        // The toolkit itself, by path; an app elsewhere would use its Git URL and a version.
+        .package(name: "mp4-toolkit", path: "../.."),
+    ],
+    targets: [
+        .executableTarget(
+            name: "BatchExtract",
+            dependencies: [.product(name: "AudioRemux", package: "mp4-toolkit")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import AudioRemux
+import Synchronization
+
+/// Writes `text` to standard error, where progress goes, so that standard output holds
+/// only the results.
+@Sendable func printError(_ text: String, terminator: String = "\n") {
+    fputs(text + terminator, stderr)
+}
+
+/// The progress of one file on one line of the terminal, redrawn only when the percentage
+/// changes: the extractor reports every piece it copies, which may be thousands.
+///
+/// The extractor calls `update` from the thread doing the work, hence `Sendable` and the
+/// lock around the last percentage shown.
+final class ProgressLine: Sendable {
+    let name: String
+    private let shown = Mutex(-1)
+
+    init(name: String) {
+        self.name = name
+    }
+
+    func update(_ progress: ExtractionProgress) {
+        guard progress.bytesTotal > 0 else { return }
+        let percent = Int(progress.bytesDone * 100 / progress.bytesTotal)
+        let changed = shown.withLock { last in
+            defer { last = percent }
+            return last != percent
+        }
+        if changed { printError("\r\(name): \(percent)%", terminator: "") }
+    }
+
+    /// Erases the line, before the file's result is printed.
+    func clear() {
+        printError("\r\u{1B}[K", terminator: "")
+    }
+}

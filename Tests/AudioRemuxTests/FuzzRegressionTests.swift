@@ -1,0 +1,133 @@
+import AudioRemux
+import Foundation
+import ISOBMFF
+import TestSupport
+import XCTest
+
+/// Every input the fuzz targets (`Fuzz/`) once crashed, hung or blew the memory limit on,
+/// minimised, in `Fixtures/fuzz/`, named after the defect. Each goes through both entry
+/// points the targets exercise — the parser with its sample-table checks, and extraction
+/// into memory — and must come back with a result or a typed error. A trap ends the test
+/// process, which fails the run.
+///
+/// The committed seed corpus (`Fuzz/corpus/`) goes through the same paths as a smoke test.
+final class FuzzRegressionTests: XCTestCase {
+    /// What a regression input must produce, where it is known: the parser error code of
+    /// the track's sample tables (`nil`: they are valid) and the extraction error code
+    /// (`nil`: extraction succeeds).
+    static let expected: [String: (table: ISOBMFFError.Code?, extraction: RemuxError.Code?)] = [
+        // stsc entry 27 starts at chunk 53 and entry 28 at chunk 49: the chunk count of entry 27
+        // (next first chunk minus its own) was computed before entry 28's order check.
+        "stsc-first-chunk-decreasing-next-entry.mp4": (.invalidSampleTable, .invalidInput),
+    ]
+
+    static func files(in folder: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: fixture(folder))) ?? []
+        return names.filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") }.sorted()
+    }
+
+    func testRegressionFolderIsNotEmpty() {
+        XCTAssertFalse(Self.files(in: "fuzz").isEmpty, "no fuzz regressions found in \(fixture("fuzz"))")
+    }
+
+    func testEveryRegressionReturnsOrThrowsATypedError() throws {
+        for name in Self.files(in: "fuzz") {
+            let bytes = readFile(fixture("fuzz/" + name))
+            XCTAssertFalse(bytes.isEmpty, name)
+            let tableError = parse(bytes, name: name)
+            let extractionError = extract(bytes, name: name)
+            if let wanted = Self.expected[name] {
+                XCTAssertEqual(tableError, wanted.table, "\(name): sample table check")
+                XCTAssertEqual(extractionError, wanted.extraction, "\(name): extraction")
+            }
+        }
+    }
+
+    func testEveryRegressionHasAnExpectation() {
+        for name in Self.files(in: "fuzz") {
+            XCTAssertNotNil(Self.expected[name], "\(name): add its expected outcome to FuzzRegressionTests.expected")
+        }
+    }
+
+    func testSeedCorpusReturnsOrThrowsATypedError() throws {
+        var count = 0
+        for target in ["box-parser", "extraction"] {
+            let folder = fixturesDirectory + "/../Fuzz/corpus/" + target
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            for name in names.sorted() {
+                let bytes = readFile(folder + "/" + name)
+                _ = parse(bytes, name: "\(target)/\(name)")
+                _ = extract(bytes, name: "\(target)/\(name)")
+                count += 1
+            }
+        }
+        XCTAssertGreaterThan(count, 0, "no seed corpus under Fuzz/corpus/")
+    }
+
+    /// The box-parser target's path: `Movie`, each track's tables (from `stbl` and from the
+    /// fragments), and the box walker. Returns the code of the first track's table error.
+    func parse(_ bytes: [UInt8], name: String) -> ISOBMFFError.Code? {
+        let source = MemoryByteSource(bytes)
+        var firstTableError: ISOBMFFError.Code?
+        expectParserErrors(name) {
+            let movie = try Movie(reading: source)
+            for (i, track) in movie.tracks.enumerated() {
+                let code = expectParserErrors(name) {
+                    let table = try SampleTable(boxes: track.sampleTable(), fileLength: movie.fileLength,
+                                                excluding: [movie.movieBoxRange])
+                    var chunks = table.makeChunkIterator()
+                    while chunks.next() != nil {}
+                }
+                if i == 0 { firstTableError = code }
+                if movie.isFragmented {
+                    expectParserErrors(name) {
+                        let fragmented = try movie.fragmentedTrack(track, in: source)
+                        _ = try SampleTable(boxes: fragmented.boxes, fileLength: movie.fileLength,
+                                            excluding: [movie.movieBoxRange])
+                    }
+                }
+            }
+        }
+        expectParserErrors(name) {
+            try BoxWalker.walk(source) { _, _ in }
+        }
+        return firstTableError
+    }
+
+    /// The extraction target's path: into memory, then with salvage when truncated.
+    func extract(_ bytes: [UInt8], name: String) -> RemuxError.Code? {
+        let source = MemoryByteSource(bytes)
+        var code = extractOnce(source, options: ExtractionOptions(), name: name)
+        if code == .truncatedInput {
+            code = extractOnce(source, options: ExtractionOptions(salvage: true), name: name)
+        }
+        return code
+    }
+
+    func extractOnce(_ source: MemoryByteSource, options: ExtractionOptions, name: String) -> RemuxError.Code? {
+        var sink = MemoryByteSink()
+        do {
+            let result = try AudioExtractor.extract(from: source, to: &sink, options: options)
+            XCTAssertEqual(UInt64(sink.data.count), result.bytesWritten, name)
+            return nil
+        } catch let error as RemuxError {
+            return error.code
+        } catch {
+            XCTFail("\(name): extraction threw \(type(of: error)), not a RemuxError: \(error)")
+            return nil
+        }
+    }
+
+    @discardableResult
+    func expectParserErrors(_ name: String, _ body: () throws -> Void) -> ISOBMFFError.Code? {
+        do {
+            try body()
+            return nil
+        } catch let error as ISOBMFFError {
+            return error.code
+        } catch {
+            XCTFail("\(name): the parser threw \(type(of: error)), not an ISOBMFFError: \(error)")
+            return nil
+        }
+    }
+}
