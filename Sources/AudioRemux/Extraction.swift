@@ -3,8 +3,8 @@ import ISOBMFF
 /// One extraction, planned: the input parsed, the track chosen and checked, the output's
 /// `moov` built. Nothing has been written yet; ``write(from:to:)`` streams the output.
 struct Extraction {
-    let movie: Movie
-    let track: Track
+    private(set) var movie: Movie
+    private(set) var track: Track
     let table: SampleTable
     let codec: AudioCodec
     let plan: OutputMovie
@@ -54,6 +54,9 @@ struct Extraction {
         let mediaDuration = Self.mediaDuration(of: track, table: table, movie: movie, salvage: salvage)
         extras = options.keepMetadata
             ? try Self.extras(of: track, in: movie, source: source, table: table, codec: codec, name: name) : OutputExtras()
+        // The tables are parsed: let the memory of the raw moov go before building the output's.
+        movie.releaseSampleTableBytes()
+        track.releaseSampleTableBytes()
         plan = try OutputMovie(movie: movie, track: track, table: table, entries: entries, entryIndex: entryIndex,
                                codec: codec.kind, mediaDuration: mediaDuration, extras: extras)
     }

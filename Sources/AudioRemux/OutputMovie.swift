@@ -190,15 +190,14 @@ struct OutputMovie {
         mediaDataHeader = MediaDataHeader.bytes(payloadSize: payloadSize)
         // The moov size depends on stco versus co64, which depends on the offsets, which
         // depend on the moov size: iterate until the size is stable (at most twice more).
-        var box = buildMovieBox(firstChunkOffset: 0)
+        // Only one moov is alive at a time: a 10-hour track's takes megabytes.
+        var size = buildMovieBox(firstChunkOffset: 0).count
+        var box: [UInt8] = []
         while true {
-            let dataStart = UInt64(fileType.count + box.count + mediaDataHeader.count)
-            let next = buildMovieBox(firstChunkOffset: dataStart)
-            if next.count == box.count {
-                box = next
-                break
-            }
-            box = next
+            box = []
+            box = buildMovieBox(firstChunkOffset: UInt64(fileType.count + size + mediaDataHeader.count))
+            if box.count == size { break }
+            size = box.count
         }
         movieBox = box
     }

@@ -35,16 +35,12 @@ public struct BoxWriter: Sendable {
 
     /// Appends `value` big-endian, as every integer in the file format is stored (§ 4.2).
     public mutating func write(_ value: UInt32) {
-        bytes.append(UInt8(truncatingIfNeeded: value >> 24))
-        bytes.append(UInt8(truncatingIfNeeded: value >> 16))
-        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
-        bytes.append(UInt8(truncatingIfNeeded: value))
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
     /// Appends `value` big-endian, as every integer in the file format is stored (§ 4.2).
     public mutating func write(_ value: UInt64) {
-        write(UInt32(truncatingIfNeeded: value >> 32))
-        write(UInt32(truncatingIfNeeded: value))
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
     /// Appends the two's-complement bits of `value`, big-endian.

@@ -114,6 +114,11 @@ public struct Movie: Sendable {
         self.truncatedBox = truncatedBox
     }
 
+    /// Forgets every track's raw `stbl` bytes (see ``Track/releaseSampleTableBytes()``).
+    public mutating func releaseSampleTableBytes() {
+        for i in tracks.indices { tracks[i].releaseSampleTableBytes() }
+    }
+
     private static func notAMovie(_ error: ISOBMFFError?) -> ISOBMFFError {
         ISOBMFFError(.invalidValue, "not an MP4/MOV/M4A file: the first bytes are not a box header"
                      + (error.map { " (\($0.message))" } ?? ""), path: "", offset: 0)

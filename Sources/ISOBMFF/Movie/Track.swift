@@ -178,6 +178,13 @@ public struct Track: Sendable {
         return writer.bytes
     }
 
+    /// Forgets the raw `stbl` bytes once the tables are parsed, so the memory of the whole
+    /// `moov` can be returned (a 10-hour track's tables take megabytes). ``sampleTable()``
+    /// then throws `.missingBox`.
+    public mutating func releaseSampleTableBytes() {
+        sampleTableBox = ByteReader([], fileOffset: sampleTableBox.fileOffset, path: sampleTableBox.path)
+    }
+
     /// Parses the track's sample tables (`stbl`). Costs time and memory in proportion to the
     /// number of samples; validate the result with ``SampleTable/init(boxes:fileLength:excluding:)``.
     public func sampleTable() throws -> SampleTableBoxes {
