@@ -1,18 +1,32 @@
 #!/usr/bin/env python3
-"""The FFmpeg oracle: what `ffmpeg -map 0:a:0 -c:a copy -f ipod` makes of a fixture.
+"""The FFmpeg oracle: what `ffmpeg -map 0:a:0 -c:a copy -f ipod` (or -f mp4) makes of a fixture.
 
 usage:
-  expectations.py write FIXTURE OUT.json
+  expectations.py write FIXTURE OUT.json [REF-OPTION ...]
       Make REF.m4a from FIXTURE with the reference command (in a temporary directory),
-      ffprobe it and write OUT.json.
-  expectations.py check FIXTURE REF.m4a EXPECTED.json OURS.m4a
+      ffprobe it and write OUT.json. REF-OPTIONs are the reference command's output
+      options, by default `-f ipod` (see Scripts/fixtures.list).
+  expectations.py reference FIXTURE REF.m4a [REF-OPTION ...]
+      Only make REF.m4a.
+  expectations.py check FIXTURE REF.m4a EXPECTED.json OURS.m4a [REF-OPTION ...]
       Conformance: re-derive the expectation from REF.m4a and require it to equal
       EXPECTED.json (ignoring ffmpeg_version); require OURS.m4a to match REF.m4a in
-      ffprobe's packets, stream and format fields; require OURS to hold exactly one
-      stream, of type audio, and to decode with no FFmpeg diagnostics. Prints nothing
-      and exits 0 when all hold; prints one reason and exits 1 otherwise.
+      ffprobe's packets, stream and format fields, except for the documented
+      known_deviations (OURS must have their "expected" values instead); require OURS
+      to hold exactly one stream, of type audio, and to decode with no FFmpeg
+      diagnostics. Prints nothing and exits 0 when all hold; prints one reason and
+      exits 1 otherwise.
+  expectations.py salvage-write TRUNCATED UNCUT OUT.json [REF-OPTION ...]
+      For a truncated copy of the good fixture UNCUT: the number N of audio samples
+      that lie wholly inside TRUNCATED (from the box walker), and the expectation of
+      FFmpeg's copy of UNCUT's first N audio packets (the reference command with
+      `-frames:a N`), whose packets are checked to be the first N of UNCUT's REF.
+  expectations.py salvage-check TRUNCATED EXPECTED.json OURS.m4a
+      OURS (made with --salvage) must match that copy like `check` does (packets, side
+      data, stream and format fields, streams, decoding); EXPECTED.json must still be
+      what FFmpeg and TRUNCATED give today.
 
-The JSON schema is described in Fixtures/README.md.
+The JSON schemas are described in Fixtures/README.md.
 """
 
 import json
@@ -27,7 +41,13 @@ sys.dont_write_bytecode = True  # no __pycache__ in Scripts/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mp4box  # noqa: E402
 
-REFERENCE_COMMAND = "ffmpeg -nostdin -v error -y -i IN -map 0:a:0 -c:a copy -f ipod REF.m4a"
+REFERENCE_PREFIX = "ffmpeg -nostdin -v error -y -i IN -map 0:a:0 -c:a copy"
+DEFAULT_OPTIONS = ["-f", "ipod"]
+
+
+def reference_command(options):
+    return " ".join([REFERENCE_PREFIX, *(options or DEFAULT_OPTIONS), "REF.m4a"])
+
 
 # Stream fields recorded, and the type each is stored as (ffprobe prints some as strings).
 STREAM_FIELDS = [
@@ -55,8 +75,8 @@ def ffprobe_json(path, *options):
     return json.loads(run(["ffprobe", "-v", "error", *options, "-of", "json", path]))
 
 
-def make_reference(fixture, ref):
-    args = REFERENCE_COMMAND.split()
+def make_reference(fixture, ref, options=None):
+    args = reference_command(options).split()
     args[args.index("IN")] = fixture
     args[args.index("REF.m4a")] = ref
     run(args)
@@ -93,8 +113,10 @@ def probe(path):
     s = audio[0]
     stream = {name: convert(s.get(name), kind) for name, kind in STREAM_FIELDS}
     stream["extradata"] = hexdump_to_bytes(s.get("extradata", "")).hex()
-    fmt = ffprobe_json(path, "-show_format")["format"]
-    fmt = {name: convert(fmt.get(name), kind) for name, kind in FORMAT_FIELDS}
+    both = ffprobe_json(path, "-show_format", "-show_chapters")
+    fmt = {name: convert(both["format"].get(name), kind) for name, kind in FORMAT_FIELDS}
+    chapters = [[c.get("start_time"), c.get("end_time"), c.get("tags", {}).get("title")]
+                for c in both.get("chapters", [])]
     raw_packets = ffprobe_json(path, "-select_streams", "a:0", "-show_packets",
                                "-show_data_hash", "CRC32")["packets"]
     packets, side_data, positions = [], [], []
@@ -110,10 +132,147 @@ def probe(path):
     return {
         "stream": stream, "format": fmt, "packets": packets, "side_data": side_data,
         "positions": positions, "codec_types": [s.get("codec_type") for s in streams],
+        "other_streams": [[s.get("codec_type"), s.get("codec_tag_string")] for s in streams
+                          if s is not audio[0]],
+        "chapters": chapters,
     }
 
 
-def derive(fixture_name, ref):
+def check_extradata(data, trak, extradata):
+    """ffprobe's extradata must be what the sample entry holds: the esds
+    AudioSpecificConfig (mp4a; none for MP3/MP2), the whole 'alac' atom (ALAC), the
+    STREAMINFO block of dfLa (FLAC). AC-3/E-AC-3 have none; Opus's is FFmpeg's OpusHead
+    built from dOps, recorded as is."""
+    entry = mp4box.stbl_of(trak).child(b"stsd").children[0]
+    if entry.kind == b"mp4a":
+        asc = mp4box.esds_layout(data, mp4box.find_esds(entry))["asc"]
+        want, what = (asc or b"").hex(), "esds AudioSpecificConfig"
+    elif entry.kind == b"alac":
+        atom = entry.child(b"alac")
+        want, what = data[atom.offset:atom.end].hex(), "alac atom"
+    elif entry.kind == b"fLaC":
+        dfla = entry.child(b"dfLa")
+        # FullBox header (4), then the metadata block header (4) of STREAMINFO (34 bytes).
+        want, what = data[dfla.payload + 8:dfla.payload + 8 + 34].hex(), "dfLa STREAMINFO"
+    elif entry.kind in (b"ac-3", b"ec-3"):
+        want, what = "", "nothing (dac3/dec3 are not extradata)"
+    else:
+        return
+    if want != extradata:
+        raise CheckFailed(f"ffprobe extradata {extradata} is not the {what} {want}")
+
+
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def seconds(ticks, timescale):
+    """ffprobe's "%f" of a duration in seconds."""
+    return f"{ticks / timescale:.6f}"
+
+
+def known_deviations(input_path, facts, movie_timescale, media_timescale, elst):
+    """The documented differences between FFmpeg's copy and the right answer, or None.
+
+    One is known (FFmpeg 5.1): for a fragmented input, the mov demuxer gives the LAST
+    sample of the track the default duration of its track fragment (tfhd
+    default_sample_duration, else trex) instead of the duration the trun states for it.
+    The right value is read here from the input's last trun, by mp4box (independent of
+    the Swift code). The stream duration, the movie duration (format duration) and the
+    edit list FFmpeg writes follow from the packet durations, so their right values are
+    computed from that one duration with the rules FFmpeg's muxer uses, after checking
+    that those rules reproduce FFmpeg's own values from its own last duration."""
+    with open(input_path, "rb") as f:
+        data = f.read()
+    boxes = mp4box.read_tree(data, trailing_ok=True)
+    if not mp4box.is_fragmented(boxes):
+        return trimmed_last_packet(data, boxes, facts, movie_timescale, media_timescale, elst)
+    _, samples = mp4box.audio_samples(data, boxes)
+    packets = facts["packets"]
+    if len(packets) != len(samples):
+        raise CheckFailed(f"REF has {len(packets)} packets, the input's audio track {len(samples)} samples")
+    for index, (packet, sample) in enumerate(zip(packets, samples)):
+        if packet[3] != sample["size"] or (index < len(packets) - 1 and packet[2] != sample["duration"]):
+            raise CheckFailed(f"REF packet {index} {packet} does not match input sample {sample}")
+    last = samples[-1]
+    ffmpeg_last = packets[-1][2]
+    if ffmpeg_last == last["duration"]:
+        return None
+    if ffmpeg_last != last["default_duration"]:
+        raise CheckFailed(f"REF's last packet lasts {ffmpeg_last}, neither the trun's "
+                          f"{last['duration']} nor the fragment default {last['default_duration']}")
+    delta = last["duration"] - ffmpeg_last
+    stream, fmt = facts["stream"], facts["format"]
+    # FFmpeg's stream duration is the span of the packets, its format duration the mvhd
+    # duration, which its muxer rounds up to the movie timescale (as the edit list).
+    ticks = stream["duration_ts"]
+    start = max(stream["start_pts"] or 0, 0)
+    span = packets[-1][0] + ffmpeg_last - start
+    movie = ceil_div(ticks * movie_timescale, media_timescale)
+    if ticks != span or stream["duration"] != seconds(ticks, media_timescale) \
+            or fmt["duration"] != seconds(movie, movie_timescale) \
+            or (elst is not None and (len(elst) != 1 or elst[0][0] != movie)):
+        raise CheckFailed(f"REF's durations do not follow from its packets "
+                          f"(duration_ts {ticks}, span {span}, movie {movie}, elst {elst})")
+    new_ticks = ticks + delta
+    new_movie = ceil_div(new_ticks * movie_timescale, media_timescale)
+    where = (f"trun at byte {last['trun']} (moof at byte {last['moof']}), its sample "
+             f"{last['index']}")
+    deviations = {
+        "last_packet_duration": {
+            "ffmpeg": ffmpeg_last, "expected": last["duration"],
+            "source": where + (" (explicit sample_duration)" if last["explicit_duration"]
+                               else " (no sample_duration: the default)"),
+            "why": "FFmpeg 5.1's mov demuxer reports the last sample of a fragmented track "
+                   "with its fragment's default duration (tfhd default_sample_duration or "
+                   "trex), not the duration its trun gives; our output keeps the trun's.",
+        },
+        "stream.duration_ts": {"ffmpeg": ticks, "expected": new_ticks,
+                               "why": "the packets' span, with the expected last duration"},
+        "stream.duration": {"ffmpeg": stream["duration"],
+                            "expected": seconds(new_ticks, media_timescale),
+                            "why": "duration_ts in seconds"},
+        "format.duration": {"ffmpeg": fmt["duration"],
+                            "expected": seconds(new_movie, movie_timescale),
+                            "why": "the mvhd duration: duration_ts rounded up to the movie timescale"},
+    }
+    if elst is not None:
+        deviations["elst"] = {"ffmpeg": elst, "expected": [[new_movie] + elst[0][1:]],
+                              "why": "FFmpeg's one edit for a track that starts at 0: the "
+                                     "samples' total duration rounded up to the movie timescale"}
+    return deviations
+
+
+def trimmed_last_packet(data, boxes, facts, movie_timescale, media_timescale, elst):
+    """The second known difference (FFmpeg 5.1), for regular files: when the edit list ends
+    inside the last packet, FFmpeg's demuxer shortens that packet's duration to the edit's
+    end for some codecs (MP2), and its muxer writes the shortened duration into stts; its
+    movie duration (format duration) then follows the shortened total. Our output keeps
+    the input's stts, so its movie duration is the input's presented samples rounded up
+    (and equal to the input's own mvhd in the fixtures). ffprobe shows the same packets for
+    both: its demuxer trims ours the same way. Returns None when FFmpeg kept the total."""
+    _, samples = mp4box.audio_samples(data, boxes)
+    input_total = sum(sample["duration"] for sample in samples)
+    packets = facts["packets"]
+    if not packets or elst is None or len(elst) != 1:
+        return None
+    media_time = elst[0][1]
+    ref_total = packets[-1][0] + packets[-1][2] - packets[0][0]
+    if ref_total >= input_total or len(packets) != len(samples):
+        return None
+    expected = ceil_div((input_total - media_time) * movie_timescale, media_timescale)
+    return {
+        "format.duration": {
+            "ffmpeg": facts["format"]["duration"], "expected": seconds(expected, movie_timescale),
+            "why": f"FFmpeg shortened the last packet to the edit's end ({packets[-1][2]} ticks; the "
+                   f"input's stts says {samples[-1]['duration']}) and its movie duration follows; ours keeps "
+                   f"the input's stts, so the movie lasts the presented samples "
+                   f"({input_total} - {media_time} ticks) rounded up to the movie timescale",
+        },
+    }
+
+
+def derive(fixture, ref, options=None, deviations=True):
     """The expectation object for a fixture whose reference output is `ref`."""
     facts = probe(ref)
     with open(ref, "rb") as f:
@@ -128,35 +287,45 @@ def derive(fixture_name, ref):
 
     boxes = mp4box.read_tree(data)
     trak = mp4box.first_audio_trak(data, boxes)
-    stsd = mp4box.stbl_of(trak).child(b"stsd")
-    asc = mp4box.esds_layout(data, mp4box.find_esds(stsd.children[0]))["asc"]
-    if asc.hex() != facts["stream"]["extradata"]:
-        raise CheckFailed(f"ffprobe extradata {facts['stream']['extradata']} is not the "
-                          f"esds AudioSpecificConfig {asc.hex()}")
+    check_extradata(data, trak, facts["stream"]["extradata"])
     movie_timescale, _ = mp4box.timescale_and_duration(data, mp4box.top(boxes, b"moov").child(b"mvhd"))
     media_timescale, _ = mp4box.timescale_and_duration(data, trak.child(b"mdia").child(b"mdhd"))
+    elst = mp4box.edit_list(data, trak)
 
-    return {
-        "fixture": fixture_name,
-        "reference_command": REFERENCE_COMMAND,
+    expectation = {
+        "fixture": os.path.basename(fixture),
+        "reference_command": reference_command(options),
         "ffmpeg_version": ffmpeg_version(),
         "stream": facts["stream"],
         "format": facts["format"],
         "movie_timescale": movie_timescale,
         "media_timescale": media_timescale,
-        "elst": mp4box.edit_list(data, trak),
-        "packets": facts["packets"],
+        "elst": elst,
     }
+    # Only when there are any (FFmpeg copies chapters, as a QuickTime chapter text track).
+    if facts["other_streams"]:
+        expectation["other_streams"] = facts["other_streams"]
+    if facts["chapters"]:
+        expectation["chapters"] = facts["chapters"]
+    found = deviations and known_deviations(fixture, facts, movie_timescale, media_timescale, elst)
+    if found:
+        expectation["known_deviations"] = found
+    expectation["packets"] = facts["packets"]
+    return expectation
 
 
 def dumps(expectation):
-    """Compact but diff-friendly: one line per top-level key and one per packet."""
+    """Compact but diff-friendly: one line per top-level key, one per packet and one per
+    known deviation."""
     compact = lambda value: json.dumps(value, separators=(", ", ": "))  # noqa: E731
     lines = []
     for key, value in expectation.items():
         if key == "packets":
             body = ",\n".join("    " + compact(p) for p in value)
             lines.append(f'  "packets": [\n{body}\n  ]')
+        elif key == "known_deviations":
+            body = ",\n".join(f"    {json.dumps(k)}: {compact(v)}" for k, v in value.items())
+            lines.append(f'  "known_deviations": {{\n{body}\n  }}')
         else:
             lines.append(f"  {json.dumps(key)}: {compact(value)}")
     return "{\n" + ",\n".join(lines) + "\n}\n"
@@ -185,48 +354,27 @@ def first_difference(a, b, path="$"):
     return None if a == b else f"{path}: {a!r} != {b!r}"
 
 
-def write(fixture, out):
+def write(fixture, out, options):
     with tempfile.TemporaryDirectory(prefix="expectations.") as tmp:
         ref = os.path.join(tmp, "REF.m4a")
-        make_reference(fixture, ref)
-        text = dumps(derive(os.path.basename(fixture), ref))
+        make_reference(fixture, ref, options)
+        text = dumps(derive(fixture, ref, options))
     with open(out, "w") as f:
         f.write(text)
 
 
-def check(fixture, ref, expected_path, ours):
-    # 1. The committed expectation is what the reference command gives today.
-    with open(expected_path) as f:
+def compare_committed(committed_path, live):
+    with open(committed_path) as f:
         committed = json.load(f)
-    live = json.loads(dumps(derive(os.path.basename(fixture), ref)))
-    committed_cmp = dict(committed, ffmpeg_version=None)
-    live_cmp = dict(live, ffmpeg_version=None)
-    found = first_difference(committed_cmp, live_cmp)
+    found = first_difference(dict(committed, ffmpeg_version=None),
+                             dict(json.loads(dumps(live)), ffmpeg_version=None))
     if found:
-        raise CheckFailed(f"stale expectation {os.path.basename(expected_path)} "
-                          f"(committed vs live REF) at {found}")
+        raise CheckFailed(f"stale expectation {os.path.basename(committed_path)} "
+                          f"(committed vs live) at {found}")
+    return committed
 
-    # 2. OURS is a one-stream audio file ...
-    theirs, mine = probe(ref), probe(ours)
-    if mine["codec_types"] != ["audio"]:
-        raise CheckFailed(f"OURS streams are {mine['codec_types']}, want exactly one audio stream")
-    # ... with REF's packets (pts, dts, duration, size, CRC32, flags) and their side data
-    # (skip samples / discard padding, derived from the edit list) ...
-    if len(mine["packets"]) != len(theirs["packets"]):
-        raise CheckFailed(f"{len(mine['packets'])} packets, REF has {len(theirs['packets'])}")
-    for index, (a, b) in enumerate(zip(theirs["packets"], mine["packets"])):
-        if a != b:
-            raise CheckFailed(f"packet {index}: REF [pts, dts, duration, size, crc32, flags] "
-                              f"{a} != OURS {b}")
-    for index, (a, b) in enumerate(zip(theirs["side_data"], mine["side_data"])):
-        if a != b:
-            raise CheckFailed(f"packet {index} side data: REF {a} != OURS {b}")
-    # ... REF's stream and format fields ...
-    for section in ("stream", "format"):
-        found = first_difference(theirs[section], mine[section], section)
-        if found:
-            raise CheckFailed(f"REF vs OURS {found}")
-    # ... and FFmpeg decodes it without a word.
+
+def check_decodes(ours):
     result = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", ours, "-f", "null", "-"],
                             stdin=subprocess.DEVNULL, capture_output=True)
     said = (result.stdout + result.stderr).decode(errors="replace").strip()
@@ -234,12 +382,169 @@ def check(fixture, ref, expected_path, ours):
         raise CheckFailed(f"ffmpeg decode of OURS (exit {result.returncode}): {said[:300]}")
 
 
+FIELDS = ["pts", "dts", "duration", "size", "crc32", "flags"]
+
+
+def compare_packets(wanted, wanted_side_data, mine, label):
+    if len(mine["packets"]) != len(wanted):
+        raise CheckFailed(f"{len(mine['packets'])} packets, {label} has {len(wanted)}")
+    for index, (a, b) in enumerate(zip(wanted, mine["packets"])):
+        if a != b:
+            field = next(name for name, x, y in zip(FIELDS, a, b) if x != y)
+            raise CheckFailed(f"packet {index} {field}: {label} {a} != OURS {b} "
+                              f"([pts, dts, duration, size, crc32, flags])")
+    for index, (a, b) in enumerate(zip(wanted_side_data, mine["side_data"])):
+        if a != b:
+            raise CheckFailed(f"packet {index} side data: {label} {a} != OURS {b}")
+
+
+def check_streams(theirs, mine):
+    if theirs["codec_types"][0] != "audio" or theirs["codec_types"].count("audio") != 1:
+        raise CheckFailed(f"REF streams are {theirs['codec_types']}")
+    if [mine["codec_types"][0]] + [t for t, _ in mine["other_streams"]] != mine["codec_types"] \
+            or mine["codec_types"][0] != "audio" \
+            or mine["other_streams"] != theirs["other_streams"]:
+        raise CheckFailed(f"OURS streams are {mine['codec_types']} {mine['other_streams'] or ''}, "
+                          f"want one audio stream" + (f" then {theirs['other_streams']} like REF"
+                                                      if theirs["other_streams"] else ""))
+    if mine["chapters"] != theirs["chapters"]:
+        raise CheckFailed(f"chapters: REF {theirs['chapters']} != OURS {mine['chapters']}")
+
+
+def check(fixture, ref, expected_path, ours, options):
+    # 1. The committed expectation is what the reference command gives today.
+    committed = compare_committed(expected_path, derive(fixture, ref, options))
+    deviations = committed.get("known_deviations") or {}
+
+    # 2. OURS is a one-stream audio file (plus the chapter track and chapters when REF has
+    # them) ...
+    theirs, mine = probe(ref), probe(ours)
+    check_streams(theirs, mine)
+    # ... with REF's packets (pts, dts, duration, size, CRC32, flags) and their side data
+    # (skip samples / discard padding, derived from the edit list), except where a known
+    # deviation says what the right value is ...
+    wanted = [list(p) for p in theirs["packets"]]
+    label = "REF"
+    if "last_packet_duration" in deviations:
+        deviation = deviations["last_packet_duration"]
+        if wanted and wanted[-1][2] == deviation["ffmpeg"]:
+            wanted[-1][2] = deviation["expected"]
+            label = "REF (last duration per known_deviations)"
+    compare_packets(wanted, theirs["side_data"], mine, label)
+    # ... REF's stream and format fields (or the deviations' expected values) ...
+    for section in ("stream", "format"):
+        want = dict(theirs[section])
+        for key, deviation in deviations.items():
+            if key.startswith(section + "."):
+                want[key.split(".", 1)[1]] = deviation["expected"]
+        for key in want:
+            if want[key] != mine[section].get(key):
+                source = (f"known_deviations {section}.{key} expected; REF has {theirs[section][key]!r}"
+                          if want[key] != theirs[section][key] else "REF")
+                raise CheckFailed(f"{section}.{key}: want {want[key]!r} ({source}), OURS has "
+                                  f"{mine[section].get(key)!r}")
+    # ... and FFmpeg decodes it without a word.
+    check_decodes(ours)
+
+
+def complete_samples(truncated):
+    """(N, cut box) for a truncated file: N = how many of the audio track's samples (in
+    decode order) lie wholly inside the file, from the box walker; the cut box is the
+    top-level box that runs past the end."""
+    with open(truncated, "rb") as f:
+        data = f.read()
+    boxes = mp4box.read_tree(data, truncated_ok=True)
+    cut = [b for b in boxes if b.truncated]
+    _, samples = mp4box.audio_samples(data, boxes)
+    complete = 0
+    for sample in samples:
+        if sample["offset"] + sample["size"] > len(data):
+            break
+        complete += 1
+    cut_box = {"type": cut[0].kind.decode("latin-1"), "offset": cut[0].offset,
+               "size": cut[0].size} if cut else None
+    return complete, cut_box, len(data), data, samples
+
+
+def salvage_derive(truncated, uncut, options, tmp):
+    """The salvage expectation: what FFmpeg's own copy of the first N packets of UNCUT
+    gives (`-frames:a N` added to UNCUT's reference command), N from complete_samples.
+    Its packets must be the first N packets of UNCUT's full REF, except that the last
+    one's duration may be shorter: FFmpeg's edit list is rounded to the movie timescale,
+    and ffprobe trims the last packet to it."""
+    complete, cut_box, length, data, samples = complete_samples(truncated)
+    full, ref = os.path.join(tmp, "UNCUT-REF.m4a"), os.path.join(tmp, "REF.m4a")
+    make_reference(uncut, full, options)
+    limited = ["-frames:a", str(complete), *(options or DEFAULT_OPTIONS)]
+    make_reference(uncut, ref, limited)
+    # (No known deviation: the last of N packets is not the track's last sample.)
+    expectation = derive(uncut, ref, limited, deviations=False)
+    whole = probe(full)["packets"][:complete]
+    packets = expectation["packets"]
+    for index, (a, b) in enumerate(zip(whole, packets)):
+        same = a == b or (index == complete - 1 and a[:2] + a[3:] == b[:2] + b[3:] and b[2] <= a[2])
+        if not same:
+            raise CheckFailed(f"packet {index}: the -frames:a copy {b} is not the full REF's {a}")
+    for index, (packet, sample) in enumerate(zip(packets, samples)):
+        chunk = data[sample["offset"]:sample["offset"] + sample["size"]]
+        if packet[3] != sample["size"] or f"{zlib.crc32(chunk):08x}" != packet[4]:
+            raise CheckFailed(f"REF packet {index} {packet} is not the truncated file's sample {sample}")
+    if len(packets) != complete:
+        raise CheckFailed(f"the -frames:a {complete} copy has {len(packets)} packets")
+    salvage = {
+        "fixture": os.path.basename(truncated),
+        "uncut": os.path.basename(uncut),
+        "file_length": length,
+        "cut_box": cut_box,
+        "complete_packets": complete,
+        "uncut_packets": len(probe(full)["packets"]),
+        "uncut_last_kept_duration": whole[-1][2] if whole else None,
+    }
+    expectation.pop("fixture")
+    return dict(salvage, **expectation)
+
+
+def salvage_write(truncated, uncut, out, options):
+    with tempfile.TemporaryDirectory(prefix="expectations.") as tmp:
+        text = dumps(salvage_derive(truncated, uncut, options, tmp))
+    with open(out, "w") as f:
+        f.write(text)
+
+
+def salvage_check(truncated, expected_path, ours):
+    with open(expected_path) as f:
+        committed = json.load(f)
+    words = committed["reference_command"].split()[len(REFERENCE_PREFIX.split()):-1]
+    options = words[2:]                                   # without "-frames:a N"
+    uncut = os.path.join(os.path.dirname(truncated), committed["uncut"])
+    with tempfile.TemporaryDirectory(prefix="expectations.") as tmp:
+        compare_committed(expected_path, salvage_derive(truncated, uncut, options, tmp))
+        ref = os.path.join(tmp, "REF.m4a")
+        theirs, mine = probe(ref), probe(ours)
+        check_streams(theirs, mine)
+        compare_packets(theirs["packets"], theirs["side_data"], mine,
+                        f"REF (the first {committed['complete_packets']} packets of {committed['uncut']})")
+        for section in ("stream", "format"):
+            for key in theirs[section]:
+                if theirs[section][key] != mine[section].get(key):
+                    raise CheckFailed(f"{section}.{key}: want {theirs[section][key]!r} (REF), OURS has "
+                                      f"{mine[section].get(key)!r}")
+    check_decodes(ours)
+
+
 def main():
+    args = sys.argv[1:]
     try:
-        if len(sys.argv) == 4 and sys.argv[1] == "write":
-            write(sys.argv[2], sys.argv[3])
-        elif len(sys.argv) == 6 and sys.argv[1] == "check":
-            check(*sys.argv[2:])
+        if len(args) >= 3 and args[0] == "write":
+            write(args[1], args[2], args[3:])
+        elif len(args) >= 3 and args[0] == "reference":
+            make_reference(args[1], args[2], args[3:])
+        elif len(args) >= 5 and args[0] == "check":
+            check(*args[1:5], args[5:])
+        elif len(args) >= 4 and args[0] == "salvage-write":
+            salvage_write(*args[1:4], args[4:])
+        elif len(args) == 4 and args[0] == "salvage-check":
+            salvage_check(*args[1:4])
         else:
             sys.exit(__doc__)
     except CheckFailed as failure:

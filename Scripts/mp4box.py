@@ -1,15 +1,25 @@
-"""A small ISO-BMFF / QuickTime box walker shared by corrupt.py and expectations.py.
+"""A small ISO-BMFF / QuickTime box walker shared by the fixture scripts.
 
 Only what the fixture scripts need: walk the box tree of a well-formed file, find the
-audio track, and read a few full boxes (mvhd, mdhd, elst, esds). It trusts its input
-(the files it reads are FFmpeg's own output), but checks bounds so that a mistake
-fails loudly instead of silently reading garbage.
+audio track, read a few full boxes (mvhd, mdhd, tkhd, elst, esds), list a track's
+samples (offset, size, duration) from its sample table or from movie fragments
+(moof/traf/tfhd/trun with the trex defaults). It is independent of the Swift code under
+test. It trusts its input (the files it reads are FFmpeg's or GStreamer's output, or
+patched copies of them), but checks bounds so that a mistake fails loudly instead of
+silently reading garbage.
 """
 
 import struct
 
 # Boxes whose payload is a plain sequence of child boxes.
-CONTAINERS = {b"moov", b"trak", b"mdia", b"minf", b"stbl", b"edts", b"dinf", b"udta", b"wave"}
+CONTAINERS = {b"moov", b"trak", b"mdia", b"minf", b"stbl", b"edts", b"dinf", b"udta", b"wave",
+              b"moof", b"traf", b"mvex", b"mfra"}
+
+# Sample entry formats whose entries are sound descriptions (their child boxes follow the
+# fixed fields; see sample_entry_children_offset).
+AUDIO_ENTRIES = {b"mp4a", b"enca", b"sowt", b"twos", b"lpcm", b"ipcm", b"fpcm", b"alac",
+                 b"in24", b"in32", b"fl32", b"fl64", b"ac-3", b"ec-3", b"Opus", b"fLaC",
+                 b".mp3", b"raw "}
 
 
 class Box:
@@ -22,6 +32,7 @@ class Box:
         self.header_size = header_size    # 8, or 16 with a 64-bit largesize
         self.parent = parent
         self.children = []
+        self.truncated = False            # runs past the end of a file cut short
 
     @property
     def payload(self):
@@ -50,14 +61,17 @@ class Box:
         return f"<{self.path} @{self.offset} size={self.size}>"
 
 
-def parse_boxes(data, start, end, parent=None):
-    """The boxes in data[start:end], recursing into CONTAINERS and sample descriptions."""
+def parse_boxes(data, start, end, parent=None, trailing_ok=False, truncated_ok=False):
+    """The boxes in data[start:end], recursing into CONTAINERS and sample descriptions.
+    trailing_ok: fewer than 8 bytes left over at the end (top level) are not an error.
+    truncated_ok: the last top-level box may run past the end (it is kept, marked
+    truncated, and its payload is not parsed)."""
     boxes = []
     offset = start
     while offset < end:
         if end - offset < 8:
             # QuickTime allows a 4-byte zero terminator at the end of some containers.
-            if data[offset:end] == b"\0" * (end - offset):
+            if data[offset:end] == b"\0" * (end - offset) or trailing_ok:
                 break
             raise ValueError(f"trailing {end - offset} bytes at {offset}")
         size, kind = struct.unpack_from(">I4s", data, offset)
@@ -73,6 +87,12 @@ def parse_boxes(data, start, end, parent=None):
             else:
                 size = end - offset      # extends to the end of the enclosing space
         if size < header or offset + size > end:
+            if truncated_ok and size >= header and parent is None:
+                # A file cut short: keep the last box with its declared size, unread.
+                box = Box(kind, offset, size, header, parent)
+                box.truncated = True
+                boxes.append(box)
+                break
             raise ValueError(f"box {kind!r} at {offset} has bad size {size}")
         box = Box(kind, offset, size, header, parent)
         boxes.append(box)
@@ -91,7 +111,7 @@ def parse_boxes(data, start, end, parent=None):
 
 def sample_entry_children_offset(data, entry):
     """Where an audio sample entry's child boxes start, or None if it is not audio."""
-    if entry.kind not in (b"mp4a", b"sowt", b"twos", b"lpcm", b"ipcm", b"fpcm", b"alac"):
+    if entry.kind not in AUDIO_ENTRIES:
         return None
     base = entry.payload + 8                     # reserved(6) + data_reference_index(2)
     version = struct.unpack_from(">H", data, base)[0]
@@ -103,8 +123,15 @@ def sample_entry_children_offset(data, entry):
     return base + 20 + extra
 
 
-def read_tree(data):
-    return parse_boxes(data, 0, len(data))
+def read_tree(data, trailing_ok=False, truncated_ok=False):
+    return parse_boxes(data, 0, len(data), trailing_ok=trailing_ok, truncated_ok=truncated_ok)
+
+
+def walk(boxes):
+    """Every box of the tree, depth first, in file order."""
+    for box in boxes:
+        yield box
+        yield from walk(box.children)
 
 
 def top(boxes, kind):
@@ -213,12 +240,199 @@ def esds_layout(data, esds):
     if tag != 0x04:
         raise ValueError(f"esds: expected DecoderConfigDescriptor, found tag {tag}")
     # objectTypeIndication(1) streamType(1) bufferSizeDB(3) maxBitrate(4) avgBitrate(4)
-    tag, dsi_payload, dsi_length, _, _ = read_descriptor_header(data, dcd_payload + 13, end)
-    if tag != 0x05:
-        raise ValueError(f"esds: expected DecoderSpecificInfo, found tag {tag}")
+    # MP3/MP2 (objectTypeIndication 0x69/0x6B) have no DecoderSpecificInfo: asc is None.
+    asc = None
+    if dcd_payload + 13 < dcd_payload + dcd_length:
+        tag, dsi_payload, dsi_length, _, _ = read_descriptor_header(data, dcd_payload + 13, end)
+        if tag == 0x05:
+            asc = bytes(data[dsi_payload:dsi_payload + dsi_length])
+    if asc is None and data[dcd_payload] == 0x40:
+        raise ValueError("esds: MPEG-4 audio without a DecoderSpecificInfo")
     return {
         "dcd_offset": dcd_offset,
         "dcd_length": dcd_length,
         "dcd_length_field": (len_off, len_size),
-        "asc": bytes(data[dsi_payload:dsi_payload + dsi_length]),
+        "object_type": data[dcd_payload],
+        "asc": asc,
     }
+
+
+# --- Tracks and their samples -------------------------------------------------------
+
+def u32(data, offset):
+    return struct.unpack_from(">I", data, offset)[0]
+
+
+def full_box_flags(data, box):
+    return u32(data, box.payload) & 0xFFFFFF
+
+
+def track_id(data, trak):
+    tkhd = trak.child(b"tkhd")
+    version = data[tkhd.payload]
+    # FullBox header(4), creation and modification times (4 or 8 each), then track_ID.
+    return u32(data, tkhd.payload + 4 + (16 if version == 1 else 8))
+
+
+def is_fragmented(boxes):
+    moov = top(boxes, b"moov")
+    return any(c.kind == b"mvex" for c in moov.children)
+
+
+def table_samples(data, trak):
+    """[(offset, size, duration)] of a track's samples from its sample table
+    (stsz or stz2, stsc, stco or co64, stts), in decode order."""
+    stbl = stbl_of(trak)
+    kinds = {c.kind: c for c in stbl.children}
+    if b"stsz" in kinds:
+        stsz = kinds[b"stsz"]
+        uniform, count = struct.unpack_from(">II", data, stsz.payload + 4)
+        sizes = [uniform] * count if uniform else \
+            list(struct.unpack_from(f">{count}I", data, stsz.payload + 12))
+    else:
+        stz2 = kinds[b"stz2"]
+        field, count = data[stz2.payload + 7], u32(data, stz2.payload + 8)
+        raw = data[stz2.payload + 12:stz2.end]
+        if field == 16:
+            sizes = list(struct.unpack_from(f">{count}H", raw))
+        elif field == 8:
+            sizes = list(raw[:count])
+        else:
+            sizes = [(raw[i // 2] >> (0 if i % 2 else 4)) & 0xF for i in range(count)]
+    if b"stco" in kinds:
+        stco = kinds[b"stco"]
+        n = u32(data, stco.payload + 4)
+        chunks = list(struct.unpack_from(f">{n}I", data, stco.payload + 8))
+    else:
+        co64 = kinds[b"co64"]
+        n = u32(data, co64.payload + 4)
+        chunks = list(struct.unpack_from(f">{n}Q", data, co64.payload + 8))
+    stsc = kinds[b"stsc"]
+    n = u32(data, stsc.payload + 4)
+    runs = [struct.unpack_from(">III", data, stsc.payload + 8 + 12 * i) for i in range(n)]
+    stts = kinds[b"stts"]
+    n = u32(data, stts.payload + 4)
+    durations = []
+    for i in range(n):
+        count, delta = struct.unpack_from(">II", data, stts.payload + 8 + 8 * i)
+        durations += [delta] * count
+    samples = []
+    index = 0
+    for r, (first, per_chunk, _) in enumerate(runs):
+        last = runs[r + 1][0] - 1 if r + 1 < len(runs) else len(chunks)
+        for chunk in range(first, last + 1):
+            offset = chunks[chunk - 1]
+            for _ in range(per_chunk):
+                samples.append((offset, sizes[index], durations[index]))
+                offset += sizes[index]
+                index += 1
+    if index != len(sizes) or len(durations) != len(sizes):
+        raise ValueError(f"{stbl.path}: tables disagree ({index} in chunks, {len(sizes)} sizes, "
+                         f"{len(durations)} durations)")
+    return samples
+
+
+def fragment_samples(data, boxes, wanted_track_id):
+    """[dict(offset, size, duration, moof, trun, index)] of one track's samples in movie
+    fragments, in decode order: every moof/traf of that track, each trun's samples with
+    its explicit fields or the tfhd defaults or else the moov/mvex/trex defaults.
+    Data offsets follow ISO/IEC 14496-12 8.8.7/8.8.8: the base is tfhd's
+    base_data_offset if present, else the moof's first byte when default-base-is-moof is
+    set or for the first traf of a moof, else the end of the previous traf's data; a
+    trun without data_offset continues where the previous trun of the traf ended."""
+    moov = top(boxes, b"moov")
+    trex_defaults = None
+    for mvex in (c for c in moov.children if c.kind == b"mvex"):
+        for trex in (c for c in mvex.children if c.kind == b"trex"):
+            tid, _, duration, size, flags = struct.unpack_from(">IIIII", data, trex.payload + 4)
+            if tid == wanted_track_id:
+                trex_defaults = (duration, size, flags)
+    if trex_defaults is None:
+        raise ValueError(f"no trex for track {wanted_track_id}")
+    samples = []
+    for moof in (b for b in boxes if b.kind == b"moof"):
+        previous_data_end = moof.offset
+        for traf in (c for c in moof.children if c.kind == b"traf"):
+            tfhd = traf.child(b"tfhd")
+            flags = full_box_flags(data, tfhd)
+            tid = u32(data, tfhd.payload + 4)
+            pos = tfhd.payload + 8
+            base = None
+            if flags & 0x1:
+                base = struct.unpack_from(">Q", data, pos)[0]
+                pos += 8
+            if flags & 0x2:
+                pos += 4                                  # sample_description_index
+            default_duration, default_size, _ = trex_defaults
+            if flags & 0x8:
+                default_duration = u32(data, pos)
+                pos += 4
+            if flags & 0x10:
+                default_size = u32(data, pos)
+                pos += 4
+            if base is None:
+                base = moof.offset if flags & 0x20000 else previous_data_end
+            cursor = base
+            for trun in (c for c in traf.children if c.kind == b"trun"):
+                tflags = full_box_flags(data, trun)
+                count = u32(data, trun.payload + 4)
+                pos = trun.payload + 8
+                if tflags & 0x1:
+                    cursor = base + struct.unpack_from(">i", data, pos)[0]
+                    pos += 4
+                if tflags & 0x4:
+                    pos += 4                              # first_sample_flags
+                for i in range(count):
+                    duration, size = default_duration, default_size
+                    if tflags & 0x100:
+                        duration = u32(data, pos)
+                        pos += 4
+                    if tflags & 0x200:
+                        size = u32(data, pos)
+                        pos += 4
+                    if tflags & 0x400:
+                        pos += 4
+                    if tflags & 0x800:
+                        pos += 4
+                    if pos > trun.end:
+                        raise ValueError(f"{trun.path} at {trun.offset}: entries exceed the box")
+                    if tid == wanted_track_id:
+                        samples.append({"offset": cursor, "size": size, "duration": duration,
+                                        "explicit_duration": bool(tflags & 0x100),
+                                        "default_duration": default_duration,
+                                        "moof": moof.offset, "trun": trun.offset, "index": i})
+                    cursor += size
+            previous_data_end = cursor
+    return samples
+
+
+def audio_samples(data, boxes):
+    """(track_id, samples) of the first audio track, from its sample table or, in a
+    fragmented file, from the table (normally empty) followed by its fragments; each
+    sample a dict with offset, size and duration."""
+    trak = first_audio_trak(data, boxes)
+    tid = track_id(data, trak)
+    samples = [{"offset": o, "size": s, "duration": d} for o, s, d in table_samples(data, trak)]
+    if is_fragmented(boxes):
+        samples += fragment_samples(data, boxes, tid)
+    return tid, samples
+
+
+def segment_indexes(data, boxes):
+    """The top-level sidx boxes: [dict(offset, reference_id, timescale,
+    earliest_presentation_time, subsegment_durations)]."""
+    found = []
+    for sidx in (b for b in boxes if b.kind == b"sidx"):
+        version = data[sidx.payload]
+        reference_id, timescale = struct.unpack_from(">II", data, sidx.payload + 4)
+        if version == 0:
+            earliest, _ = struct.unpack_from(">II", data, sidx.payload + 12)
+            pos = sidx.payload + 20
+        else:
+            earliest, _ = struct.unpack_from(">QQ", data, sidx.payload + 12)
+            pos = sidx.payload + 28
+        count = struct.unpack_from(">H", data, pos + 2)[0]
+        durations = [u32(data, pos + 4 + 12 * i + 4) for i in range(count)]
+        found.append({"offset": sidx.offset, "reference_id": reference_id, "timescale": timescale,
+                      "earliest_presentation_time": earliest, "subsegment_durations": durations})
+    return found

@@ -30,9 +30,9 @@ public struct ExtractionOptions: Sendable {
     public var keepMetadata: Bool
 
     /// Options with safe defaults: the first audio track, an existing destination left alone,
-    /// no salvage, metadata kept, a 4 MiB buffer. `bufferSize` is raised to at least 64 KiB.
+    /// no salvage, metadata kept, a 1 MiB buffer. `bufferSize` is raised to at least 64 KiB.
     public init(track: TrackChoice = .firstAudio, overwrite: Bool = false, salvage: Bool = false,
-                keepMetadata: Bool = true, bufferSize: Int = 4 << 20) {
+                keepMetadata: Bool = true, bufferSize: Int = 1 << 20) {
         self.track = track
         self.overwrite = overwrite
         self.salvage = salvage

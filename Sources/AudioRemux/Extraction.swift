@@ -47,9 +47,10 @@ struct Extraction {
             codec = parsed
             entries.append(parsed.outputEntry(original: first))
         }
-        guard let codec else {
+        guard var codec else {
             throw RemuxError(.invalidInput, "\(track.path): the audio track has no sample description")
         }
+        codec.refine(firstPacket: Self.firstPacketHeader(table, source: source))
         self.codec = codec
         let mediaDuration = Self.mediaDuration(of: track, table: table, movie: movie, salvage: salvage)
         extras = options.keepMetadata
@@ -165,6 +166,13 @@ struct Extraction {
         return audio[wanted]
     }
 
+    /// The first 4 bytes of the first sample (an MPEG audio frame header), or none.
+    static func firstPacketHeader(_ table: SampleTable, source: some ByteSource) -> [UInt8] {
+        var chunks = table.makeChunkIterator()
+        guard let chunk = chunks.next(), chunk.byteCount >= 4 else { return [] }
+        return (try? source.bytes(at: chunk.offset, count: 4)) ?? []
+    }
+
     /// "tracks 1 (vide), 2 (soun)" for messages.
     static func describe(_ tracks: [Track]) -> String {
         tracks.isEmpty ? "no tracks" : "tracks " + tracks.map { "\($0.trackID) (\($0.handlerType))" }
@@ -220,10 +228,10 @@ struct Extraction {
                                                     excluding: exclude) }
             guard let cut = fragmented.incompleteFragmentOffset else { return (table, nil) }
             let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut,
-                                       recoveredSeconds: seconds(table.totalDuration, track))
+                                       recoveredSeconds: presentedSeconds(table, track))
             guard salvage else {
                 throw truncated(name, report, "the fragment at byte \(cut) is incomplete; the \(fragmented.fragmentCount) "
-                                + "complete fragments before it hold")
+                                + "complete fragments before it and the whole samples of that one hold")
             }
             return (table, report)
         }
@@ -237,7 +245,7 @@ struct Extraction {
             guard let cut = movie.truncatedBox else { throw error }
             let table = try completePrefix(of: track, in: movie)
             let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut.offset,
-                                       recoveredSeconds: seconds(table.totalDuration, track))
+                                       recoveredSeconds: presentedSeconds(table, track))
             guard salvage else {
                 throw truncated(name, report, "the \(cut.type) box at byte \(cut.offset) should run to byte "
                                 + "\(cut.offset &+ cut.size); the samples before the cut hold")
@@ -258,10 +266,13 @@ struct Extraction {
             try SampleTable(boxes: track.sampleTable(), fileLength: UInt64.max, excluding: [movie.movieBoxRange])
         }
         var builder = SampleTableBuilder()
-        var durations: [UInt32] = []
-        for entry in whole.boxes.timeToSample.entries {
-            durations.append(contentsOf: repeatElement(entry.sampleDelta, count: Int(entry.sampleCount)))
-        }
+        // The durations are walked alongside the samples (which come in order) rather than
+        // expanded: the whole table may claim 2^30 samples, most of them past the cut.
+        var timing = whole.boxes.timeToSample.entries.makeIterator()
+        var duration: UInt32 = 0
+        var leftInEntry: UInt32 = 0
+        // Bytes kept so far: overlapping chunks could otherwise repeat the file's bytes 2^30 times.
+        var kept: UInt64 = 0
         let sizes = whole.boxes.sampleSizes
         whole.forEachChunk { chunk in
             var samples: [SampleTableBuilder.Sample] = []
@@ -269,12 +280,17 @@ struct Extraction {
             for i in chunk.firstSample..<(chunk.firstSample + chunk.sampleCount) {
                 let size = sizes.size(ofSample: i)
                 end += UInt64(size)  // Inside the validated (64-bit) chunk.
-                guard end <= movie.fileLength else { break }
-                samples.append(.init(size: size, duration: durations[i]))
+                kept += UInt64(size)  // At most fileLength + 2^32 (checked below before growing).
+                guard end <= movie.fileLength, kept <= movie.fileLength else { break }
+                while leftInEntry == 0, let entry = timing.next() {
+                    (duration, leftInEntry) = (entry.sampleDelta, entry.sampleCount)
+                }
+                leftInEntry -= min(leftInEntry, 1)  // stts counts every sample: validated by SampleTable.
+                samples.append(.init(size: size, duration: duration))
             }
             builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
                                 samples: samples)
-            return end <= movie.fileLength
+            return end <= movie.fileLength && kept <= movie.fileLength
         }
         let boxes = builder.boxes(descriptions: whole.boxes.sampleDescriptions,
                                   groups: whole.boxes.sampleGroupDescriptions.filter { $0.groupingType == .roll })
@@ -287,8 +303,11 @@ struct Extraction {
         movie.isFragmented || salvage != nil ? table.totalDuration : track.mediaHeader.duration
     }
 
-    static func seconds(_ ticks: UInt64, _ track: Track) -> Double {
-        track.mediaHeader.timescale == 0 ? 0 : Double(ticks) / Double(track.mediaHeader.timescale)
+    /// The seconds of audio `table` presents: its duration less the priming the edit list skips.
+    static func presentedSeconds(_ table: SampleTable, _ track: Track) -> Double {
+        let priming = UInt64(clamping: track.editList?.entries.first { !$0.isEmpty }?.mediaTime ?? 0)
+        let ticks = table.totalDuration > priming ? table.totalDuration - priming : 0
+        return track.mediaHeader.timescale == 0 ? 0 : Double(ticks) / Double(track.mediaHeader.timescale)
     }
 }
 

@@ -128,7 +128,8 @@ extension AudioExtractor {
             alternateGroup: Int(track.header.alternateGroup))
         if track.isAudio, let entry {
             do {
-                let codec = try AudioCodec(entry: entry, quickTimeLayout: movie.usesQuickTimeLayout)
+                var codec = try AudioCodec(entry: entry, quickTimeLayout: movie.usesQuickTimeLayout)
+                if let table { codec.refine(firstPacket: Extraction.firstPacketHeader(table, source: source)) }
                 report.codec = codec.codecString
                 report.sampleRate = codec.sampleRate
                 report.channelCount = codec.channelCount

@@ -90,12 +90,20 @@ struct OutputMovie {
         }
 
         var media = track.mediaHeader
-        let movieTimescale = movie.header.timescale
+        // With an edit list, the input's movie timescale is kept, so the edits stay exact.
+        // Without one, the output gets the edit list FFmpeg writes: all of the media from
+        // time 0, in milliseconds, rounded up.
+        let inputEdits = track.editList.flatMap { $0.entries.isEmpty ? nil : $0 }
+        let movieTimescale = inputEdits != nil ? movie.header.timescale : 1000
         guard movieTimescale > 0, media.timescale > 0 else {
             throw RemuxError(.invalidInput, "\(track.path): the movie or media timescale is 0")
         }
-        var editList = track.editList
-        if mediaDuration != media.duration, var edits = editList {
+        var editList = inputEdits ?? EditListBox(entries: [
+            .init(segmentDuration: rescaleRoundingUp(mediaDuration, from: media.timescale, to: movieTimescale) ?? 0,
+                  mediaTime: 0),
+        ])
+        if mediaDuration != media.duration, inputEdits != nil {
+            var edits = editList
             for i in edits.entries.indices where !edits.entries[i].isEmpty {
                 let start = UInt64(clamping: edits.entries[i].mediaTime)
                 let available = rescale(mediaDuration > start ? mediaDuration - start : 0, from: media.timescale,
@@ -108,20 +116,25 @@ struct OutputMovie {
         }
         media.duration = mediaDuration
         self.mediaDuration = mediaDuration
-        var trackDuration: UInt64
-        if let edits = editList, !edits.entries.isEmpty {
-            trackDuration = edits.entries.reduce(UInt64(0)) { total, entry in
-                let (sum, overflow) = total.addingReportingOverflow(entry.segmentDuration)
-                return overflow ? UInt64.max : sum
-            }
-        } else {
-            trackDuration = rescale(mediaDuration, from: media.timescale, to: movieTimescale) ?? UInt64.max
+        var trackDuration = editList.entries.reduce(UInt64(0)) { total, entry in
+            let (sum, overflow) = total.addingReportingOverflow(entry.segmentDuration)
+            return overflow ? UInt64.max : sum
+        }
+        // A single edit: the movie lasts the presented samples (their durations, not mdhd's
+        // figure) rounded up, as FFmpeg computes it: an edit rounded down, say 2010.67 ms
+        // written as 2010, gives a movie of 2011.
+        let samplesDuration = table.totalDuration
+        if editList.entries.count == 1, let edit = editList.entries.first, !edit.isEmpty,
+           let start = UInt64(exactly: edit.mediaTime), start <= samplesDuration,
+           let presented = rescaleRoundingUp(samplesDuration - start, from: media.timescale, to: movieTimescale) {
+            trackDuration = max(trackDuration, presented)
         }
         if trackDuration == UInt64.max {
             throw RemuxError(.invalidInput, "\(track.path): the track's duration does not fit in 64 bits")
         }
 
         var movieHeader = movie.header
+        movieHeader.timescale = movieTimescale
         movieHeader.duration = trackDuration
         movieHeader.nextTrackID = extras.chapterTrack == nil ? 2 : 3
         var trackHeader = track.header
@@ -149,9 +162,7 @@ struct OutputMovie {
                     if extras.chapterTrack != nil {
                         trak.box("tref") { tref in tref.box("chap") { $0.write(UInt32(2)) } }
                     }
-                    if let edits = editList {
-                        trak.box(.edts) { edts in edits.write(to: &edts) }
-                    }
+                    trak.box(.edts) { edts in editList.write(to: &edts) }
                     trak.box(.mdia) { mdia in
                         media.write(to: &mdia)
                         HandlerBox(handlerType: .soun, name: "SoundHandler").write(to: &mdia)
@@ -175,8 +186,9 @@ struct OutputMovie {
                     }
                     if let udta = extras.trackUserData { trak.write(bytes: udta) }
                 }
-                if let chapters = extras.chapterTrack {
+                if var chapters = extras.chapterTrack {
                     // One chunk, after the audio.
+                    chapters.retime(from: movie.header.timescale, to: movieTimescale)
                     Self.writeCopiedTrack(chapters, chunkOffset: firstChunkOffset + table.totalSampleBytes, to: &moov)
                 }
                 if let udta = extras.userData { moov.write(bytes: udta) }

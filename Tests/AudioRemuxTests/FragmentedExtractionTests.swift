@@ -133,8 +133,14 @@ final class FragmentedExtractionTests: XCTestCase {
             XCTAssertTrue("\($0)".contains("2 complete fragments"), "\($0)")
         }
         XCTAssertFalse(directory.contents.contains { $0.hasSuffix(".m4a") || $0.hasSuffix(".tmp") })
+        // The cut (30 bytes into the last sample, of 83) leaves 2 whole fragments and 3 whole
+        // samples of the third, whose moof is intact.
         let salvaged = try extract(synthetic, salvage: true, cut: 30)
-        XCTAssertEqual(salvaged.packets, expectedPackets(Array(synthetic.audioSamples.prefix(8))))
+        XCTAssertEqual(salvaged.packets, expectedPackets(Array(synthetic.audioSamples.prefix(11))))
+        // Cut inside the third moof itself (its mdat is 8 + 314 bytes): only the two whole
+        // fragments remain.
+        let beforeMoof = try extract(synthetic, salvage: true, cut: 8 + 314 + 20)
+        XCTAssertEqual(beforeMoof.packets, expectedPackets(Array(synthetic.audioSamples.prefix(8))))
     }
 
     func testRunClaimingBillionsOfSamplesIsRefusedWithoutAllocating() throws {

@@ -132,12 +132,25 @@ struct AudioCodec: Sendable {
         channelCount = config?.channelCount ?? fieldChannels
     }
 
+    /// For MPEG audio (MP3, MP2), whose `esds` carries no configuration: the sample rate and
+    /// channel count of the first frame header (ISO/IEC 11172-3 § 2.4.1.3), which FFmpeg
+    /// also trusts over the sample entry's fields.
+    mutating func refine(firstPacket bytes: [UInt8]) {
+        guard kind == .mp3 || kind == .mp2, bytes.count >= 4, bytes[0] == 0xFF, bytes[1] & 0xE0 == 0xE0 else { return }
+        let version = Int(bytes[1] >> 3) & 3  // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
+        let rateIndex = Int(bytes[2] >> 2) & 3
+        guard version != 1, rateIndex != 3 else { return }
+        let base = [44100, 48000, 32000][rateIndex]
+        sampleRate = version == 3 ? base : version == 2 ? base / 2 : base / 4
+        channelCount = bytes[3] >> 6 == 3 ? 1 : 2
+    }
+
     /// The RFC 6381 codec string, such as `mp4a.40.2`, `mp4a.6B`, `ac-3`, `Opus`.
     var codecString: String {
         switch kind {
         case .aac, .mp3, .mp2:
             guard let descriptor else { return "mp4a" }
-            if descriptor.objectTypeIndication == 0x40, let config { return "mp4a.40.\(config.audioObjectType)" }
+            if descriptor.objectTypeIndication == 0x40, let config { return "mp4a.40.\(config.signalledObjectType)" }
             return "mp4a.\(hex(descriptor.objectTypeIndication))"
         default:
             return entry.format.description

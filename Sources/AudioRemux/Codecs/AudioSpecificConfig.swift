@@ -11,6 +11,10 @@ public struct AudioSpecificConfig: Sendable, Equatable {
     public var channelConfiguration: Int
     /// The SBR output frequency when SBR is signalled explicitly.
     public var extensionSamplingFrequency: Int?
+    /// The object type the configuration starts with: 5 (SBR, HE-AAC) or 29 (PS, HE-AAC v2)
+    /// when they are signalled explicitly, else ``audioObjectType``. RFC 6381 codec strings
+    /// use this one (`mp4a.40.5`, `mp4a.40.29`).
+    public var signalledObjectType: Int
 
     static let frequencies = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
 
@@ -37,6 +41,7 @@ public struct AudioSpecificConfig: Sendable, Equatable {
             return Self.frequencies[index]
         }
         audioObjectType = try objectType()
+        signalledObjectType = audioObjectType
         samplingFrequency = try frequency()
         channelConfiguration = try bits.read(4)
         extensionSamplingFrequency = nil
@@ -46,9 +51,11 @@ public struct AudioSpecificConfig: Sendable, Equatable {
         }
     }
 
-    /// The number of channels, or nil when a program config element defines them.
+    /// The number of channels the decoder outputs, or nil when a program config element
+    /// defines them. Parametric stereo (HE-AAC v2) turns a mono core into stereo.
     public var channelCount: Int? {
-        switch channelConfiguration {
+        if signalledObjectType == 29 && channelConfiguration == 1 { return 2 }
+        return switch channelConfiguration {
         case 1...6: channelConfiguration
         case 7, 12, 14: 8
         case 11: 7

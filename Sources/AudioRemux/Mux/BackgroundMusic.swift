@@ -16,9 +16,9 @@ public struct MuxOptions: Sendable {
     public var bufferSize: Int
 
     /// Options with safe defaults: music from the start, the video's audio dropped, no loop,
-    /// an existing destination left alone, a 4 MiB buffer (raised to at least 64 KiB).
+    /// an existing destination left alone, a 1 MiB buffer (raised to at least 64 KiB).
     public init(musicOffset: Double = 0, keepOriginalAudio: Bool = false, loop: Bool = false, overwrite: Bool = false,
-                bufferSize: Int = 4 << 20) {
+                bufferSize: Int = 1 << 20) {
         self.musicOffset = musicOffset
         self.keepOriginalAudio = keepOriginalAudio
         self.loop = loop
@@ -169,7 +169,7 @@ public enum BackgroundMusic {
         // Video edit lists and durations move to the new movie timescale (the audio's).
         for i in plans.indices {
             plans[i].header.trackID = UInt32(i + 1)
-            retime(&plans[i], from: videoMovie.header.timescale, to: timescale)
+            plans[i].retime(from: videoMovie.header.timescale, to: timescale)
         }
         plans.append(music)
         if options.keepOriginalAudio, let original = videoMovie.tracks.first(where: \.isAudio) {
@@ -179,7 +179,7 @@ public enum BackgroundMusic {
             plan.header.trackID = UInt32(plans.count + 1)
             plan.header.flags &= ~TrackHeaderBox.enabledFlag
             plan.header.alternateGroup = 1
-            retime(&plan, from: videoMovie.header.timescale, to: timescale)
+            plan.retime(from: videoMovie.header.timescale, to: timescale)
             plans.append(plan)
         }
 
@@ -223,19 +223,6 @@ public enum BackgroundMusic {
         }
         let timescale = track.mediaHeader.timescale
         return timescale == 0 ? 0 : Double(mediaDuration) / Double(timescale)
-    }
-
-    /// Rescales a copied track's edit list and header duration to a new movie timescale.
-    static func retime(_ plan: inout TrackPlan, from old: UInt32, to new: UInt32) {
-        if var edits = plan.editList {
-            for i in edits.entries.indices {
-                edits.entries[i].segmentDuration = rescale(edits.entries[i].segmentDuration, from: old, to: new) ?? 0
-            }
-            plan.editList = edits
-            plan.header.duration = edits.entries.reduce(0) { $0 + $1.segmentDuration }
-        } else {
-            plan.header.duration = rescale(plan.mediaHeader.duration, from: plan.mediaHeader.timescale, to: new) ?? 0
-        }
     }
 }
 

@@ -69,6 +69,20 @@ struct TrackPlan {
         }
     }
 
+    /// Rescales the edit list and header duration to a new movie timescale.
+    mutating func retime(from old: UInt32, to new: UInt32) {
+        guard old != new else { return }
+        if var edits = editList {
+            for i in edits.entries.indices {
+                edits.entries[i].segmentDuration = rescale(edits.entries[i].segmentDuration, from: old, to: new) ?? 0
+            }
+            editList = edits
+            header.duration = edits.entries.reduce(0) { $0 &+ $1.segmentDuration }
+        } else {
+            header.duration = rescale(mediaHeader.duration, from: mediaHeader.timescale, to: new) ?? 0
+        }
+    }
+
     /// The decode time of each sample, in the media timescale. O(samples).
     var decodeTimes: [UInt64] {
         var times: [UInt64] = []

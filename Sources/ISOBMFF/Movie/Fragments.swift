@@ -8,7 +8,8 @@ public struct FragmentedTrack: Sendable {
     /// How many `moof` boxes held samples of the track.
     public var fragmentCount: Int
     /// When the file ends inside a fragment (its `moof` or its samples), where that
-    /// fragment starts; the tables then hold only the complete fragments before it.
+    /// fragment starts; the tables then hold the complete fragments before it and the
+    /// samples of the cut fragment that lie wholly inside the file.
     public var incompleteFragmentOffset: UInt64?
 }
 
@@ -43,23 +44,35 @@ extension Movie {
             var moofReader = ByteReader(bytes, fileOffset: range.lowerBound, path: "")
             guard let (_, payload) = try moofReader.readBox(depth: 0) else { continue }
             let chunks = try Self.chunks(in: payload, moofOffset: range.lowerBound, trackID: track.trackID,
-                                         defaults: defaults, sampleLimit: sampleLimit)
+                                         defaults: defaults,
+                                         sampleLimit: sampleLimit - UInt64(builder.sampleCount))  // <= limit.
             guard !chunks.isEmpty else { continue }
-            // A fragment whose samples run past the end of the file is incomplete: stop there.
-            if chunks.contains(where: { $0.end > fileLength }) {
-                incomplete = range.lowerBound
-                break
-            }
-            fragmentCount += 1
+            // A fragment whose samples run past the end of the file is incomplete: keep the
+            // samples that lie wholly inside the file, in order, and stop there.
+            let isComplete = !chunks.contains(where: { $0.end > fileLength })
             for chunk in chunks {
                 if let decodeTime = chunk.decodeTime { builder.extendLastSample(toReach: decodeTime) }
                 guard UInt64(builder.sampleCount + chunk.samples.count) <= sampleLimit else {
                     throw ISOBMFFError(.limitExceeded, "the fragments hold more samples than the file can",
                                        path: "moof/traf/trun", offset: range.lowerBound)
                 }
+                var samples = chunk.samples
+                if chunk.end > fileLength {
+                    var end = chunk.offset
+                    samples = Array(samples.prefix { sample in
+                        end += UInt64(sample.size)  // Below chunk.end, which did not overflow.
+                        return end <= fileLength
+                    })
+                }
                 builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
-                                    samples: chunk.samples)
+                                    samples: samples)
+                if chunk.end > fileLength { break }
             }
+            if !isComplete {
+                incomplete = range.lowerBound
+                break
+            }
+            fragmentCount += 1
         }
         if incomplete == nil, let cut = truncatedBox, cut.type == .moof || cut.type == .mdat {
             incomplete = cut.offset
@@ -115,6 +128,9 @@ extension Movie {
         var reader = moof
         var result: [FragmentChunk] = []
         var previousFragmentEnd: UInt64?
+        // Samples built so far in this moof: the limit holds for all its runs together, or
+        // thousands of 16-byte truns could each claim `sampleLimit` samples.
+        var built: UInt64 = 0
         while let (box, payload) = try reader.readBox(depth: 1) {
             guard box.type == "traf" else { continue }
             var traf = payload
@@ -165,7 +181,8 @@ extension Movie {
                     : run.sizes.reduce(UInt64(0)) { $0 + UInt64($1) }
                 var samples: [SampleTableBuilder.Sample] = []
                 if isOurs {
-                    guard UInt64(run.sampleCount) <= sampleLimit else {
+                    built += UInt64(run.sampleCount)  // At most sampleLimit + 2^32: no overflow.
+                    guard built <= sampleLimit else {
                         throw ISOBMFFError(.limitExceeded, "trun claims \(run.sampleCount) samples, more than the "
                                            + "file can hold", path: runHeader.path, offset: runHeader.offset)
                     }

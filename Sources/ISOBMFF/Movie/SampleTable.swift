@@ -130,7 +130,15 @@ public struct SampleTable: Sendable {
                                + "\(hit.lowerBound)..<\(hit.upperBound)")
                 return false
             }
-            total += chunk.byteCount  // Each ends inside the file; their sum stays far below 2^64.
+            // One track's samples cannot hold more bytes than the file unless chunks overlap,
+            // which would let a small file claim 2^30 samples (and that much output).
+            let (sum, overflowed) = total.addingReportingOverflow(chunk.byteCount)
+            if overflowed || sum > fileLength {
+                failure = fail(chunkType, "the chunks hold more bytes of samples than the file's \(fileLength): "
+                               + "they overlap")
+                return false
+            }
+            total = sum
             return true
         }
         if let failure { throw failure }

@@ -1,0 +1,365 @@
+#!/usr/bin/env python3
+"""Byte-level rewrites of FFmpeg's output for fixtures FFmpeg cannot write itself.
+
+usage: variants.py KIND SOURCE OUTPUT
+
+KIND is one of the functions registered below (see Fixtures/README.md for each one).
+Every rewrite finds its target by walking the box tree (Scripts/mp4box.py), never by
+fixed offsets. When bytes are inserted or removed, `splice` grows or shrinks every
+enclosing box and shifts every stco/co64 chunk offset that points past the edit, so
+the file stays well-formed (it refuses fragmented sources, whose offsets live in
+moof/traf). Each rewrite checks that the samples of every track (offset, size,
+duration and bytes) are still where the sample tables say, unless the defect is the
+point (the bad fixtures).
+"""
+
+import os
+import struct
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in Scripts/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mp4box  # noqa: E402
+
+u32 = mp4box.u32
+
+
+def put_u32(data, offset, value):
+    struct.pack_into(">I", data, offset, value)
+
+
+def tree(data):
+    return mp4box.read_tree(bytes(data))
+
+
+def all_track_samples(data):
+    """{track_id: [(bytes of each sample, duration)]} from the sample tables."""
+    boxes = mp4box.read_tree(bytes(data), trailing_ok=True)
+    moov = mp4box.top(boxes, b"moov")
+    result = {}
+    for trak in (c for c in moov.children if c.kind == b"trak"):
+        samples = mp4box.table_samples(data, trak)
+        result[mp4box.track_id(data, trak)] = [(bytes(data[o:o + s]), d) for o, s, d in samples]
+    return result
+
+
+def splice(data, offset, old_length, new_bytes):
+    """data with data[offset:offset+old_length] replaced by new_bytes: every box that
+    encloses the edit changes size by the difference, and every chunk offset at or past
+    the end of the edit moves with the bytes."""
+    data = bytearray(data)
+    boxes = tree(data)
+    if mp4box.is_fragmented(boxes):
+        raise ValueError("splice: fragmented files keep offsets in moof; not supported")
+    delta = len(new_bytes) - old_length
+    edit_end = offset + old_length
+    for box in mp4box.walk(boxes):
+        # A box encloses the edit if the edit lies in its payload; an insertion right at
+        # a box's end is outside it (between it and the next box).
+        inside = box.payload <= offset and (edit_end < box.end or (edit_end == box.end and old_length))
+        if inside:
+            if box.header_size == 16:
+                struct.pack_into(">Q", data, box.offset + 8, box.size + delta)
+            elif u32(data, box.offset) != 0:               # size 0 = to the end: unchanged
+                put_u32(data, box.offset, box.size + delta)
+        if box.kind in (b"stco", b"co64"):
+            count = u32(data, box.payload + 4)
+            fmt, step = (">I", 4) if box.kind == b"stco" else (">Q", 8)
+            for i in range(count):
+                at = box.payload + 8 + i * step
+                value = struct.unpack_from(fmt, data, at)[0]
+                if value >= edit_end:
+                    struct.pack_into(fmt, data, at, value + delta)
+                elif value > offset:
+                    raise ValueError(f"splice: chunk offset {value} inside the edit at {offset}")
+    data[offset:edit_end] = new_bytes
+    return data
+
+
+def audio_entry(data):
+    boxes = tree(data)
+    trak = mp4box.first_audio_trak(bytes(data), boxes)
+    stsd = mp4box.stbl_of(trak).child(b"stsd")
+    return trak, stsd.children[0]
+
+
+# --- AudioSpecificConfig ------------------------------------------------------------
+
+class BitReader:
+    def __init__(self, data):
+        self.data, self.pos = data, 0
+
+    def read(self, n):
+        value = 0
+        for _ in range(n):
+            value = (value << 1) | ((self.data[self.pos // 8] >> (7 - self.pos % 8)) & 1)
+            self.pos += 1
+        return value
+
+
+class BitWriter:
+    def __init__(self):
+        self.bits = []
+
+    def write(self, value, n):
+        self.bits += [(value >> (n - 1 - i)) & 1 for i in range(n)]
+
+    def bytes(self):
+        bits = self.bits + [0] * (-len(self.bits) % 8)
+        return bytes(int("".join(map(str, bits[i:i + 8])), 2) for i in range(0, len(bits), 8))
+
+
+RATES = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+
+
+def explicit_sbr_config(asc, object_type):
+    """AAC-LC AudioSpecificConfig -> the explicit (hierarchical) HE-AAC signalling of
+    ISO/IEC 14496-3 1.6.2.1: audioObjectType 5 (SBR) or 29 (PS), the core
+    samplingFrequencyIndex and channelConfiguration, extensionSamplingFrequencyIndex =
+    twice the core rate, then audioObjectType 2 and the GASpecificConfig (three zero
+    bits: 1024-sample frames, no core coder, no extension)."""
+    bits = BitReader(asc)
+    aot, rate_index, channels = bits.read(5), bits.read(4), bits.read(4)
+    assert aot == 2 and rate_index < 13, (aot, rate_index)
+    assert bits.read(3) == 0, "expected a plain GASpecificConfig"
+    if object_type == 29:
+        assert channels == 1, "parametric stereo needs a mono core"
+    out = BitWriter()
+    out.write(object_type, 5)
+    out.write(rate_index, 4)
+    out.write(channels, 4)
+    out.write(RATES.index(RATES[rate_index] * 2), 4)
+    out.write(2, 5)
+    out.write(0, 3)
+    return out.bytes()
+
+
+def set_descriptor_length(data, header_offset, new_length):
+    """Rewrite a descriptor's length keeping its field size (FFmpeg writes 4 bytes)."""
+    tag, payload, _, field, size = mp4box.read_descriptor_header(data, header_offset, len(data))
+    if new_length >= 1 << (7 * size):
+        raise ValueError("descriptor length does not fit")
+    encoded = [(new_length >> (7 * (size - 1 - i))) & 0x7F for i in range(size)]
+    data[field:field + size] = bytes([b | 0x80 for b in encoded[:-1]] + [encoded[-1]])
+
+
+def replace_asc(data, new_asc):
+    _, entry = audio_entry(data)
+    esds = mp4box.find_esds(entry)
+    layout = mp4box.esds_layout(data, esds)
+    delta = len(new_asc) - len(layout["asc"])
+    es_header = esds.payload + 4
+    _, _, es_length, _, _ = mp4box.read_descriptor_header(data, es_header, esds.end)
+    dsi_header = layout["dcd_offset"]
+    _, dcd_payload, dcd_length, _, _ = mp4box.read_descriptor_header(data, dsi_header, esds.end)
+    dsi_offset = dcd_payload + 13
+    _, asc_at, asc_length, _, _ = mp4box.read_descriptor_header(data, dsi_offset, esds.end)
+    data = bytearray(data)
+    set_descriptor_length(data, es_header, es_length + delta)
+    set_descriptor_length(data, layout["dcd_offset"], dcd_length + delta)
+    set_descriptor_length(data, dsi_offset, asc_length + delta)
+    return splice(data, asc_at, asc_length, new_asc)
+
+
+VARIANTS = {}
+
+
+def variant(name, keeps_samples=True):
+    def register(function):
+        VARIANTS[name] = (function, keeps_samples)
+        return function
+    return register
+
+
+@variant("he-aac")
+def he_aac(data):
+    """Explicit SBR signalling (audioObjectType 5) on an AAC-LC file."""
+    _, entry = audio_entry(data)
+    asc = mp4box.esds_layout(data, mp4box.find_esds(entry))["asc"]
+    return replace_asc(data, explicit_sbr_config(asc, 5))
+
+
+@variant("he-aac-v2")
+def he_aac_v2(data):
+    """Explicit PS signalling (audioObjectType 29) on a mono AAC-LC file."""
+    _, entry = audio_entry(data)
+    asc = mp4box.esds_layout(data, mp4box.find_esds(entry))["asc"]
+    return replace_asc(data, explicit_sbr_config(asc, 29))
+
+
+def set_object_type(data, oti):
+    _, entry = audio_entry(data)
+    layout = mp4box.esds_layout(data, mp4box.find_esds(entry))
+    _, dcd_payload, _, _, _ = mp4box.read_descriptor_header(data, layout["dcd_offset"], len(data))
+    data = bytearray(data)
+    assert data[dcd_payload] == 0x40, f"objectTypeIndication {data[dcd_payload]:#x}"
+    data[dcd_payload] = oti
+    return data
+
+
+@variant("oti-0x66")
+def oti_main(data):
+    """objectTypeIndication 0x40 -> 0x66 (MPEG-2 AAC Main profile)."""
+    return set_object_type(data, 0x66)
+
+
+@variant("oti-0x67")
+def oti_lc(data):
+    """objectTypeIndication 0x40 -> 0x67 (MPEG-2 AAC Low Complexity profile)."""
+    return set_object_type(data, 0x67)
+
+
+@variant("sound-v0")
+def sound_v0(data):
+    """QuickTime sound description version 1 -> version 0: the 16 bytes of version-1
+    fields removed, version 0, compression ID 0; the children (wave, chan) kept."""
+    _, entry = audio_entry(data)
+    base = entry.payload + 8
+    version = struct.unpack_from(">H", data, base)[0]
+    assert version == 1, version
+    data = splice(data, base + 20, 16, b"")
+    struct.pack_into(">H", data, base, 0)
+    # version(2) revision(2) vendor(4) channels(2) sample_size(2) compression_id(2)...
+    struct.pack_into(">h", data, base + 12, 0)                 # compression ID
+    return data
+
+
+def box(kind, payload=b""):
+    return struct.pack(">I4s", 8 + len(payload), kind) + payload
+
+
+@variant("free-skip-wide")
+def free_skip_wide(data):
+    """Top-level free/skip/wide boxes: `free` (with 8 bytes of payload) after ftyp,
+    `skip` (4 bytes of payload) after moov, `wide` right before mdat, and a `free`
+    inside moov after mvhd; chunk offsets shifted."""
+    boxes = tree(data)
+    order = [b.kind for b in boxes]
+    assert order[:2] == [b"ftyp", b"moov"] and order[-1] == b"mdat", order
+    moov = mp4box.top(boxes, b"moov")
+    mdat = mp4box.top(boxes, b"mdat")
+    mvhd = moov.child(b"mvhd")
+    # From the end backwards, so that earlier offsets stay valid.
+    data = splice(data, mdat.offset, 0, box(b"wide"))
+    data = splice(data, moov.end, 0, box(b"skip", b"SKIP"))
+    data = splice(data, mvhd.end, 0, box(b"free", b"\0" * 4))
+    ftyp = mp4box.top(tree(data), b"ftyp")
+    return splice(data, ftyp.end, 0, box(b"free", b"\0" * 8))
+
+
+@variant("mdat-size-zero")
+def mdat_size_zero(data):
+    """The last top-level box is mdat; its 32-bit size is set to 0 (to the end of file)."""
+    boxes = tree(data)
+    assert boxes[-1].kind == b"mdat" and boxes[-1].header_size == 8
+    data = bytearray(data)
+    put_u32(data, boxes[-1].offset, 0)
+    return data
+
+
+@variant("mdat-largesize")
+def mdat_largesize(data):
+    """mdat's 8-byte header -> the 16-byte form (size 1, 64-bit largesize); chunk
+    offsets shifted by 8."""
+    boxes = tree(data)
+    mdat = mp4box.top(boxes, b"mdat")
+    assert mdat.header_size == 8
+    header = struct.pack(">I4sQ", 1, b"mdat", mdat.size + 8)
+    return splice(data, mdat.offset, 8, header)
+
+
+@variant("trailing-garbage")
+def trailing_garbage(data):
+    """Seven bytes after the last top-level box: too short to be a box header."""
+    return bytes(data) + b"\r\nEOF\r\n"
+
+
+@variant("two-mdats")
+def two_mdats(data):
+    """The single mdat split into two at the chunk boundary nearest its middle: an
+    8-byte mdat header inserted there, the first mdat shortened, later chunk offsets
+    shifted by 8."""
+    boxes = tree(data)
+    mdat = mp4box.top(boxes, b"mdat")
+    assert mdat.header_size == 8 and boxes[-1] is mdat
+    moov = mp4box.top(boxes, b"moov")
+    chunks = []
+    for stco in (b for b in mp4box.walk(moov.children) if b.kind == b"stco"):
+        count = u32(data, stco.payload + 4)
+        chunks += struct.unpack_from(f">{count}I", data, stco.payload + 8)
+    middle = (mdat.payload + mdat.end) // 2
+    split = min((c for c in chunks if c > mdat.payload), key=lambda c: abs(c - middle))
+    # splice grows the mdat by the 8 inserted bytes and shifts the chunk offsets from
+    # `split` on; then the first mdat is cut short at `split`.
+    data = splice(data, split, 0, struct.pack(">I4s", mdat.end - split + 8, b"mdat"))
+    put_u32(data, mdat.offset, split - mdat.offset)
+    return data
+
+
+@variant("zero-times")
+def zero_times(data):
+    """creation_time and modification_time of mvhd, every tkhd and every mdhd set to 0
+    (GStreamer writes the wall-clock time there; this makes its output reproducible)."""
+    data = bytearray(data)
+    for found in mp4box.walk(tree(data)):
+        if found.kind in (b"mvhd", b"tkhd", b"mdhd"):
+            width = 8 if data[found.payload] == 1 else 4
+            data[found.payload + 4:found.payload + 4 + 2 * width] = b"\0" * (2 * width)
+    return data
+
+
+# --- Bad fixtures ---------------------------------------------------------------------
+
+@variant("truncate", keeps_samples=False)
+def truncate(data):
+    """The file cut in the middle of the middle audio sample (in decode order), i.e. in
+    the middle of the media data: everything from there on is lost."""
+    tid, samples = mp4box.audio_samples(data, tree(data))
+    middle = samples[len(samples) // 2]
+    return bytes(data[:middle["offset"] + middle["size"] // 2])
+
+
+@variant("dref-external", keeps_samples=False)
+def dref_external(data):
+    """The audio track's dinf/dref/'url ' entry flags 1 -> 0: the samples are "in another
+    file" (and no location string follows)."""
+    trak, _ = audio_entry(data)
+    dinf = trak.child(b"mdia").child(b"minf").child(b"dinf")
+    dref = dinf.child(b"dref")
+    entry = dref.payload + 8                         # FullBox(4) + entry_count(4)
+    assert data[entry + 4:entry + 8] == b"url " and u32(data, entry + 8) == 1
+    data = bytearray(data)
+    put_u32(data, entry + 8, 0)
+    return data
+
+
+@variant("enca", keeps_samples=False)
+def enca(data):
+    """The audio sample entry renamed from mp4a to enca (no sinf: encrypted-looking)."""
+    _, entry = audio_entry(data)
+    assert entry.kind == b"mp4a"
+    data = bytearray(data)
+    data[entry.offset + 4:entry.offset + 8] = b"enca"
+    return data
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in VARIANTS:
+        sys.exit(__doc__ + "\nkinds: " + ", ".join(VARIANTS))
+    kind, source, output = sys.argv[1:]
+    function, keeps_samples = VARIANTS[kind]
+    with open(source, "rb") as f:
+        data = f.read()
+    result = bytes(function(data))
+    assert result != data
+    if keeps_samples:
+        # Every track's samples (bytes and durations) are unchanged.
+        before = all_track_samples(data)
+        after = all_track_samples(result)
+        assert before == after, f"{kind}: samples moved"
+    with open(output, "wb") as f:
+        f.write(result)
+
+
+if __name__ == "__main__":
+    main()
