@@ -53,6 +53,52 @@ enum Metadata {
         }
     }
 
+    /// The items of `udta`'s `meta/ilst`: keys, and the text of UTF-8 values (data type 1).
+    static func items(in userData: [UInt8]) -> [MetadataItem] {
+        var items: [MetadataItem] = []
+        forEachItem(in: userData) { type, payload in
+            var key = itemKey(type)
+            var text: String?
+            var size = 0
+            var children = payload
+            var mean = "", name = ""
+            while let (child, body) = try? children.readBox(depth: 6) {
+                var value = body
+                guard (try? value.skip(4)) != nil else { continue }  // version and flags (data: type)
+                switch child.type {
+                case "mean": mean = String(decoding: value.readRemainingBytes(), as: UTF8.self)
+                case "name": name = String(decoding: value.readRemainingBytes(), as: UTF8.self)
+                case "data":
+                    var header = body
+                    let dataType = (try? header.readUInt32()) ?? 0
+                    guard (try? value.skip(4)) != nil else { continue }  // locale
+                    let bytes = value.readRemainingBytes()
+                    size += bytes.count
+                    if dataType & 0x00FF_FFFF == 1 && text == nil { text = String(decoding: bytes, as: UTF8.self) }
+                default: break
+                }
+            }
+            if type == "----" { key = "----:\(mean):\(name)" }
+            items.append(MetadataItem(key: key, text: text, valueSize: size))
+        }
+        return items
+    }
+
+    /// An item type as text: `©` for the 0xA9 byte that starts Apple's text items.
+    static func itemKey(_ type: FourCC) -> String {
+        var key = ""
+        for byte in type.bytes {
+            if byte == 0xA9 {
+                key += "\u{A9}"
+            } else if byte >= 0x20 && byte < 0x7F {
+                key.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                key += "?"
+            }
+        }
+        return key
+    }
+
     /// The names of the freeform (`----`) items in `udta`'s `meta/ilst`.
     static func freeformNames(in userData: [UInt8]) -> [String] {
         var names: [String] = []

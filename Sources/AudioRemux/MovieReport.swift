@@ -22,6 +22,8 @@ public struct MovieReport: Sendable {
     public var tracks: [TrackReport]
     /// The chapters (chapter track or Nero `chpl`), empty when there are none.
     public var chapters: [Chapter]
+    /// The iTunes-style metadata items of `moov/udta/meta/ilst`, in file order.
+    public var metadata: [MetadataItem]
 }
 
 /// One track as `probe` describes it: identity, kind, codec, timing and, for audio, the
@@ -65,6 +67,8 @@ public struct TrackReport: Sendable, Equatable {
     public var height: Int?
     /// Why the track cannot be extracted, when it is audio that cannot.
     public var extractionProblem: String?
+    /// The edit list (`elst`), in the movie timescale and the media timescale.
+    public var editList: [EditListBox.Entry] = []
 }
 
 extension AudioExtractor {
@@ -95,7 +99,8 @@ extension AudioExtractor {
             movieBoxOffset: movie.movieBoxRange.lowerBound,
             movieBoxSize: movie.movieBoxRange.upperBound - movie.movieBoxRange.lowerBound,
             duration: max(movieDuration, tracks.map(\.duration).max() ?? 0), tracks: tracks,
-            chapters: Chapters.read(movie, source: source))
+            chapters: Chapters.read(movie, source: source),
+            metadata: movie.userData.map(Metadata.items) ?? [])
     }
 
     static func trackReport(_ track: Track, movie: Movie, source: some ByteSource) throws -> TrackReport {
@@ -125,7 +130,7 @@ extension AudioExtractor {
             format: format, codec: format, duration: duration, sampleCount: table?.sampleCount ?? 0,
             bitrate: bitrate(bytes: table?.totalSampleBytes ?? 0, seconds: mediaSeconds),
             language: track.mediaHeader.languageCode, isEnabled: track.header.isEnabled,
-            alternateGroup: Int(track.header.alternateGroup))
+            alternateGroup: Int(track.header.alternateGroup), editList: edits)
         if track.isAudio, let entry {
             do {
                 var codec = try AudioCodec(entry: entry, quickTimeLayout: movie.usesQuickTimeLayout)
@@ -156,4 +161,22 @@ func bitrate(bytes: UInt64, seconds: Double) -> Int {
     let value = Double(bytes) * 8 / seconds
     guard seconds > 0, value.isFinite, value >= 0, value < 9e18 else { return 0 }
     return Int(value)
+}
+
+/// One iTunes-style metadata item: its key (`©nam`, `covr`, or `----:MEAN:NAME` for freeform
+/// items) and, when its data is UTF-8 text, the text.
+public struct MetadataItem: Sendable, Equatable {
+    /// `©nam`, `covr`, `trkn`, or `----:com.apple.iTunes:NAME` for a freeform item.
+    public var key: String
+    /// The value when it is UTF-8 text (data type 1), else nil (images, numbers).
+    public var text: String?
+    /// The size of the item's value in bytes (an image's size for `covr`).
+    public var valueSize: Int
+
+    /// An item as found in `ilst`.
+    public init(key: String, text: String?, valueSize: Int) {
+        self.key = key
+        self.text = text
+        self.valueSize = valueSize
+    }
 }

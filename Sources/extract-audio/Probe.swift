@@ -34,6 +34,13 @@ enum Probe {
             while line.last == " " { line.removeLast() }
             lines.append(line)
         }
+        if !report.metadata.isEmpty {
+            lines.append("")
+            lines.append("metadata:")
+            for item in report.metadata {
+                lines.append("  \(item.key.padding(to: 6))  " + (item.text ?? "(\(item.valueSize) bytes)"))
+            }
+        }
         if !report.chapters.isEmpty {
             lines.append("")
             lines.append("chapters:")
@@ -53,6 +60,10 @@ enum Probe {
                 ("sample_count", .int(track.sampleCount)), ("bitrate", .int(track.bitrate)),
                 ("language", .optional(track.language)), ("enabled", .bool(track.isEnabled)),
                 ("alternate_group", .int(track.alternateGroup)),
+                ("edit_list", .array(track.editList.map { edit in
+                    .object([("segment_duration", .int(Int(clamping: edit.segmentDuration))),
+                             ("media_time", .int(Int(edit.mediaTime)))])
+                })),
             ]
             if track.kind == "audio" {
                 members += [("audio_index", .optional(track.audioIndex)), ("sample_rate", .optional(track.sampleRate)),
@@ -77,6 +88,9 @@ enum Probe {
             ("chapters", .array(report.chapters.map {
                 .object([("title", .string($0.title)), ("start", .double($0.start))])
             })),
+            ("metadata", .array(report.metadata.map {
+                .object([("key", .string($0.key)), ("text", .optional($0.text)), ("size", .int($0.valueSize))])
+            })),
         ]).text
     }
 }
@@ -84,5 +98,11 @@ enum Probe {
 extension String {
     func leftPadded(to width: Int) -> String {
         String(repeating: " ", count: max(0, width - count)) + self
+    }
+}
+
+extension String {
+    func padding(to width: Int) -> String {
+        self + String(repeating: " ", count: max(0, width - count))
     }
 }

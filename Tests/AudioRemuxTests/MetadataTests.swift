@@ -136,6 +136,20 @@ final class MetadataTests: XCTestCase {
         XCTAssertEqual(output.tracks[0].editList?.entries.first?.mediaTime, 2112, "the edit list still plays gapless")
     }
 
+    func testProbeListsMetadataItems() throws {
+        let input = directory.write("tags.mp4", richMovie().build())
+        let items = try AudioExtractor.probe(input).metadata
+        XCTAssertEqual(items.map(\.key), ["\u{A9}nam", "\u{A9}ART", "trkn", "covr", "covr"])
+        XCTAssertEqual(items[0].text, "A title")
+        XCTAssertEqual(items[3].valueSize, 304)
+        XCTAssertNil(items[3].text)
+        let output = directory.file("tags.m4a")
+        _ = try AudioExtractor.extract(from: input, to: output)
+        let copied = try AudioExtractor.probe(output).metadata
+        XCTAssertEqual(Array(copied.prefix(5)), items)
+        XCTAssertEqual(copied.last?.key, "----:com.apple.iTunes:iTunSMPB")
+    }
+
     func testProbeListsNeroChapters() throws {
         let input = directory.write("chapters.mp4", richMovie().build())
         XCTAssertEqual(try AudioExtractor.probe(input).chapters, [Chapter(title: "Intro", start: 0)])
