@@ -19,6 +19,7 @@ import tempfile
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VIDEO = os.path.join(ROOT, "Fixtures", "aac-h264-faststart.mp4")
+FRAGMENTED = os.path.join(ROOT, "Fixtures", "frag-audio-only.m4a")
 
 
 def run(*args):
@@ -118,6 +119,8 @@ def main():
             ("loop", [b], ["--loop"], [b, b, b]),
             ("keep-original-audio", [long], ["--keep-original-audio"], [long]),
             ("offset", [long], ["--offset", "0.5"], [long]),
+            # A fragmented clip (FFmpeg's frag_keyframe audio-only .m4a), looped.
+            ("fragmented-clip-looped", [FRAGMENTED], ["--loop"], [FRAGMENTED, FRAGMENTED]),
         ]
         for name, clips, extra, expect in cases:
             try:
