@@ -55,8 +55,16 @@ final class ProgressAndCancellationTests: XCTestCase {
     func testAsyncExtractionHonoursTaskCancellation() async throws {
         let input = largeInput()
         let output = directory.file("async.m4a")
-        let task = Task { try await AudioExtractor.extract(from: input, to: output) }
+        // The task waits at a gate until it has been cancelled, so the test does not race
+        // the (fast) extraction.
+        let (gate, opener) = AsyncStream<Void>.makeStream()
+        let task = Task {
+            for await _ in gate { break }
+            return try await AudioExtractor.extract(from: input, to: output)
+        }
         task.cancel()
+        opener.yield()
+        opener.finish()
         do {
             _ = try await task.value
             XCTFail("a cancelled task must not publish")
