@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Conformance against FFmpeg, for every fixture in Scripts/fixtures.list:
+# Conformance against FFmpeg, for every fixture in Scripts/fixtures.list and
+# Scripts/metadata.list:
 #
 #   good NAME      "NAME": our extract-audio output (OURS) must match FFmpeg's
 #                  `ffmpeg -map 0:a:0 -c:a copy -f ipod` (or -f mp4, per fixture: REF) in
@@ -11,6 +12,11 @@
 #                  (Scripts/expectations.py check).
 #                  "probe NAME": `extract-audio probe --json NAME` must agree with ffprobe on
 #                  the tracks (Scripts/probe_check.py).
+#   meta NAME      the two checks of a good fixture (OURS may also hold the input's cover art
+#                  as attached pictures: expectations.py check-meta), then one line per check
+#                  of Scripts/metadata_check.py: tags, times, udta, keys, cover art, chapters,
+#                  AtomicParsley (installed with apt-get if missing; a FAIL if it cannot be),
+#                  gapless, --no-metadata, probe chapters.
 #   exit NAME      "exit NAME": extract-audio must fail with the listed exit status, write
 #                  nothing and say one line on stderr.
 #   salvage NAME   "exit NAME": exit 65 naming the file as truncated; "salvage NAME": with
@@ -27,7 +33,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FIX=Fixtures
 LIST=Scripts/fixtures.list
-mapfile -t ENTRIES < <(grep -v '^[[:space:]]*\(#\|$\)' "$LIST")
+META_LIST=Scripts/metadata.list
+mapfile -t ENTRIES < <(grep -hv '^[[:space:]]*\(#\|$\)' "$LIST" "$META_LIST")
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/conformance.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -67,6 +74,26 @@ run_extract() {
     "$EXTRACT" "$@" >"$prefix.out" 2>"$prefix.err" || rc=$?
 }
 
+# AtomicParsley, for the metadata checks: installed (once) if missing. If it cannot be, the
+# AtomicParsley check of each metadata fixture fails, saying why.
+atomicparsley_state=""
+ensure_atomicparsley() {
+    [[ -n $atomicparsley_state ]] && return
+    atomicparsley_state=missing
+    if ! command -v AtomicParsley >/dev/null; then
+        { apt-get install -y atomicparsley || { apt-get update && apt-get install -y atomicparsley; }; } \
+            >"$tmp/apt.log" 2>&1 || true
+    fi
+    if command -v AtomicParsley >/dev/null; then
+        atomicparsley_state=ready
+        export ATOMICPARSLEY
+        ATOMICPARSLEY=$(command -v AtomicParsley)
+    else
+        export ATOMICPARSLEY="" ATOMICPARSLEY_MISSING
+        ATOMICPARSLEY_MISSING="apt-get install -y atomicparsley failed: $(tail -n 1 "$tmp/apt.log" 2>/dev/null)"
+    fi
+}
+
 index=0
 for entry in "${ENTRIES[@]}"; do
     read -r name kind args <<<"$entry"
@@ -76,7 +103,7 @@ for entry in "${ENTRIES[@]}"; do
     input="$FIX/$name"
     expected="$FIX/expected/$(basename "${name%.*}").json"
     case $kind in
-    good)
+    good | meta)
         reason=""
         ref="$dir/REF.m4a"
         ours="$dir/OURS.m4a"
@@ -92,8 +119,8 @@ for entry in "${ENTRIES[@]}"; do
                 reason="extract-audio exited $rc: $(head -c 400 "$dir/x.err")"
             elif [[ ! -s $ours ]]; then
                 reason="extract-audio succeeded but wrote no $ours"
-            elif ! out=$(python3 Scripts/expectations.py check "$input" "$ref" "$expected" "$ours" \
-                    "${options[@]}" 2>&1); then
+            elif ! out=$(python3 Scripts/expectations.py "$([[ $kind == meta ]] && echo check-meta || echo check)" \
+                    "$input" "$ref" "$expected" "$ours" "${options[@]}" 2>&1); then
                 reason=$out
             fi
         fi
@@ -108,6 +135,31 @@ for entry in "${ENTRIES[@]}"; do
             note=" (${out//$'\n'/; })"
         fi
         report "probe $name$note" "$reason"
+        [[ $kind == meta ]] || continue
+        ensure_atomicparsley
+        mkdir "$dir/meta"
+        if [[ ! -f $input ]]; then
+            report "metadata $name" "missing $input"
+            continue
+        fi
+        # One line per check: ok<TAB>CHECK<TAB>NOTE or FAIL<TAB>CHECK<TAB>REASON.
+        meta_out=$(python3 Scripts/metadata_check.py "$EXTRACT" "$input" "$dir/meta" "${options[@]}" 2>&1) \
+            || true
+        lines=0
+        while IFS=$'\t' read -r status check detail; do
+            if [[ $status == ok ]]; then
+                report "$check${detail:+ ($detail)}" ""
+                lines=$((lines + 1))
+            elif [[ $status == FAIL ]]; then
+                report "$check" "${detail:-failed}"
+                lines=$((lines + 1))
+            fi
+        done <<<"$meta_out"
+        if [[ $lines -eq 0 ]]; then
+            report "metadata $name" "Scripts/metadata_check.py printed no checks: $(head -c 400 <<<"$meta_out")"
+        elif grep -qv $'^\(ok\|FAIL\)\t' <<<"$meta_out"; then
+            report "metadata $name" "Scripts/metadata_check.py: $(grep -v $'^\(ok\|FAIL\)\t' <<<"$meta_out" | head -c 400)"
+        fi
         ;;
     exit | salvage)
         want=$args
@@ -152,7 +204,7 @@ for entry in "${ENTRIES[@]}"; do
         report "salvage $name" "$reason"
         ;;
     *)
-        report "$name" "unknown kind '$kind' in $LIST"
+        report "$name" "unknown kind '$kind' in $LIST or $META_LIST"
         ;;
     esac
 done

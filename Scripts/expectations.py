@@ -16,6 +16,10 @@ usage:
       to hold exactly one stream, of type audio, and to decode with no FFmpeg
       diagnostics. Prints nothing and exits 0 when all hold; prints one reason and
       exits 1 otherwise.
+  expectations.py check-meta FIXTURE REF.m4a EXPECTED.json OURS.m4a [REF-OPTION ...]
+      The same for a metadata fixture (kind `meta`, Scripts/metadata.list): OURS must
+      also hold the input's cover art, which FFmpeg shows as attached-picture streams,
+      exactly as many as the input has (REF, made with -map 0:a:0, has none).
   expectations.py salvage-write TRUNCATED UNCUT OUT.json [REF-OPTION ...]
       For a truncated copy of the good fixture UNCUT: the number N of audio samples
       that lie wholly inside TRUNCATED (from the box walker), and the expectation of
@@ -135,6 +139,12 @@ def probe(path):
         "other_streams": [[s.get("codec_type"), s.get("codec_tag_string")] for s in streams
                           if s is not audio[0]],
         "chapters": chapters,
+        # FFmpeg shows each image of a covr item as a video stream with disposition
+        # attached_pic (in file order, after the tracks).
+        "attached_pictures": [s.get("index") for s in streams
+                              if (s.get("disposition") or {}).get("attached_pic")],
+        "all_streams": [[s.get("codec_type"), s.get("codec_tag_string"),
+                         bool((s.get("disposition") or {}).get("attached_pic"))] for s in streams],
     }
 
 
@@ -186,7 +196,11 @@ def known_deviations(input_path, facts, movie_timescale, media_timescale, elst):
         data = f.read()
     boxes = mp4box.read_tree(data, trailing_ok=True)
     if not mp4box.is_fragmented(boxes):
-        return trimmed_last_packet(data, boxes, facts, movie_timescale, media_timescale, elst)
+        found = dict(trimmed_last_packet(data, boxes, facts, movie_timescale, media_timescale, elst)
+                     or {})
+        found.update(dropped_tail_samples(data, boxes, facts, movie_timescale, media_timescale, elst)
+                     or {})
+        return found or None
     _, samples = mp4box.audio_samples(data, boxes)
     packets = facts["packets"]
     if len(packets) != len(samples):
@@ -244,30 +258,45 @@ def known_deviations(input_path, facts, movie_timescale, media_timescale, elst):
 
 
 def trimmed_last_packet(data, boxes, facts, movie_timescale, media_timescale, elst):
-    """The second known difference (FFmpeg 5.1), for regular files: when the edit list ends
-    inside the last packet, FFmpeg's demuxer shortens that packet's duration to the edit's
-    end for some codecs (MP2), and its muxer writes the shortened duration into stts; its
-    movie duration (format duration) then follows the shortened total. Our output keeps
-    the input's stts, so its movie duration is the input's presented samples rounded up
-    (and equal to the input's own mvhd in the fixtures). ffprobe shows the same packets for
-    both: its demuxer trims ours the same way. Returns None when FFmpeg kept the total."""
-    _, samples = mp4box.audio_samples(data, boxes)
-    input_total = sum(sample["duration"] for sample in samples)
-    packets = facts["packets"]
-    if not packets or elst is None or len(elst) != 1:
+    """The second known difference (FFmpeg 5.1), for regular files with one edit: for
+    some codecs (AC-3, E-AC-3) FFmpeg's muxer computes the movie duration from the packets
+    it copied, with the last packet untrimmed, so its mvhd (the format duration) runs up to
+    a movie tick past the end of the edit list it writes itself (2011 ms for an edit of
+    2010). Ours is the edit list's duration: what plays. Returns None when FFmpeg's movie
+    duration is the edit's."""
+    if elst is None or len(elst) != 1:
         return None
-    media_time = elst[0][1]
-    ref_total = packets[-1][0] + packets[-1][2] - packets[0][0]
-    if ref_total >= input_total or len(packets) != len(samples):
+    edit = elst[0][0]
+    ffmpeg = facts["format"]["duration"]
+    expected = seconds(edit, movie_timescale)
+    if ffmpeg == expected:
         return None
-    expected = ceil_div((input_total - media_time) * movie_timescale, media_timescale)
+    if float(ffmpeg) <= float(expected) or float(ffmpeg) - float(expected) > 1.0 / movie_timescale + 1e-9:
+        raise CheckFailed(f"REF's movie duration {ffmpeg} is neither its edit's {expected} nor one tick more")
     return {
         "format.duration": {
-            "ffmpeg": facts["format"]["duration"], "expected": seconds(expected, movie_timescale),
-            "why": f"FFmpeg shortened the last packet to the edit's end ({packets[-1][2]} ticks; the "
-                   f"input's stts says {samples[-1]['duration']}) and its movie duration follows; ours keeps "
-                   f"the input's stts, so the movie lasts the presented samples "
-                   f"({input_total} - {media_time} ticks) rounded up to the movie timescale",
+            "ffmpeg": ffmpeg, "expected": expected,
+            "why": "FFmpeg's movie duration counts its last packet untrimmed, a tick past the end of "
+                   "the edit list it writes; ours is the edit list's duration (what plays)",
+        },
+    }
+
+
+def dropped_tail_samples(data, boxes, facts, movie_timescale, media_timescale, elst):
+    """The third known difference (FFmpeg 5.1): samples that lie wholly after the end of
+    the edit list are dropped by FFmpeg's copy, so its stsz (ffprobe's nb_frames) counts
+    fewer samples than the input. Ours copies every sample; the edit list keeps them
+    silent, and ffprobe lists the same packets for both. Returns None when FFmpeg kept
+    them all."""
+    _, samples = mp4box.audio_samples(data, boxes)
+    ffmpeg = facts["stream"]["nb_frames"]
+    if ffmpeg is None or len(samples) <= ffmpeg:
+        return None
+    return {
+        "stream.nb_frames": {
+            "ffmpeg": ffmpeg, "expected": len(samples),
+            "why": f"FFmpeg's copy drops the {len(samples) - ffmpeg} sample(s) lying wholly after the edit "
+                   "list's end; ours copies all the input's samples (the edit list still hides them)",
         },
     }
 
@@ -398,7 +427,22 @@ def compare_packets(wanted, wanted_side_data, mine, label):
             raise CheckFailed(f"packet {index} side data: {label} {a} != OURS {b}")
 
 
-def check_streams(theirs, mine):
+def without_pictures(facts):
+    """facts with the attached-picture streams (cover art) left out of the stream lists."""
+    kept = [[kind, tag] for kind, tag, picture in facts["all_streams"] if not picture]
+    audio = next((i for i, (kind, _) in enumerate(kept) if kind == "audio"), None)
+    return dict(facts, codec_types=[kind for kind, _ in kept],
+                other_streams=[s for i, s in enumerate(kept) if i != audio])
+
+
+def check_streams(theirs, mine, pictures=None):
+    """pictures: None, or how many attached pictures (cover art) OURS must hold besides
+    REF's streams (REF, made with -map 0:a:0, cannot have them)."""
+    if pictures is not None:
+        if len(mine["attached_pictures"]) != pictures:
+            raise CheckFailed(f"OURS has {len(mine['attached_pictures'])} attached pictures "
+                              f"(cover art), the input {pictures}")
+        mine = without_pictures(mine)
     if theirs["codec_types"][0] != "audio" or theirs["codec_types"].count("audio") != 1:
         raise CheckFailed(f"REF streams are {theirs['codec_types']}")
     if [mine["codec_types"][0]] + [t for t, _ in mine["other_streams"]] != mine["codec_types"] \
@@ -411,15 +455,25 @@ def check_streams(theirs, mine):
         raise CheckFailed(f"chapters: REF {theirs['chapters']} != OURS {mine['chapters']}")
 
 
-def check(fixture, ref, expected_path, ours, options):
+def input_pictures(fixture):
+    """How many attached pictures (cover art) ffprobe shows in the input."""
+    streams = ffprobe_json(fixture, "-show_streams")["streams"]
+    return sum(1 for s in streams if (s.get("disposition") or {}).get("attached_pic"))
+
+
+def check(fixture, ref, expected_path, ours, options, pictures_ok=False):
     # 1. The committed expectation is what the reference command gives today.
     committed = compare_committed(expected_path, derive(fixture, ref, options))
     deviations = committed.get("known_deviations") or {}
 
     # 2. OURS is a one-stream audio file (plus the chapter track and chapters when REF has
-    # them) ...
+    # them; for metadata fixtures, plus the input's cover art as attached pictures) ...
     theirs, mine = probe(ref), probe(ours)
-    check_streams(theirs, mine)
+    check_streams(theirs, mine, input_pictures(fixture) if pictures_ok else None)
+    if pictures_ok:
+        # The format's stream count then holds the pictures too (checked just above).
+        mine["format"] = dict(mine["format"], nb_streams=mine["format"]["nb_streams"]
+                              - len(mine["attached_pictures"]))
     # ... with REF's packets (pts, dts, duration, size, CRC32, flags) and their side data
     # (skip samples / discard padding, derived from the edit list), except where a known
     # deviation says what the right value is ...
@@ -524,10 +578,21 @@ def salvage_check(truncated, expected_path, ours):
         check_streams(theirs, mine)
         compare_packets(theirs["packets"], theirs["side_data"], mine,
                         f"REF (the first {committed['complete_packets']} packets of {committed['uncut']})")
+        # The same movie-duration difference as for whole files (trimmed_last_packet).
+        with open(ref, "rb") as f:
+            data = f.read()
+        boxes = mp4box.read_tree(data)
+        trak = mp4box.first_audio_trak(data, boxes)
+        movie_timescale, _ = mp4box.timescale_and_duration(data, mp4box.top(boxes, b"moov").child(b"mvhd"))
+        deviation = trimmed_last_packet(data, boxes, theirs, movie_timescale, None,
+                                        mp4box.edit_list(data, trak)) or {}
         for section in ("stream", "format"):
             for key in theirs[section]:
-                if theirs[section][key] != mine[section].get(key):
-                    raise CheckFailed(f"{section}.{key}: want {theirs[section][key]!r} (REF), OURS has "
+                want = theirs[section][key]
+                if f"{section}.{key}" in deviation:
+                    want = deviation[f"{section}.{key}"]["expected"]
+                if want != mine[section].get(key):
+                    raise CheckFailed(f"{section}.{key}: want {want!r} (REF), OURS has "
                                       f"{mine[section].get(key)!r}")
     check_decodes(ours)
 
@@ -541,6 +606,8 @@ def main():
             make_reference(args[1], args[2], args[3:])
         elif len(args) >= 5 and args[0] == "check":
             check(*args[1:5], args[5:])
+        elif len(args) >= 5 and args[0] == "check-meta":
+            check(*args[1:5], args[5:], pictures_ok=True)
         elif len(args) >= 4 and args[0] == "salvage-write":
             salvage_write(*args[1:4], args[4:])
         elif len(args) == 4 and args[0] == "salvage-check":

@@ -224,14 +224,63 @@ variant enca "$TMP/faststart.mp4" "$FIX/enca-renamed.mp4"
 variant truncate "$FIX/aac-h264-faststart.mp4" "$FIX/aac-h264-faststart-truncated.mp4"
 variant truncate "$FIX/frag-keyframe.mp4" "$FIX/frag-keyframe-truncated.mp4"
 
+echo "metadata, gapless, chapters"
+# Cover art: two small images (PNG and JPEG), attached as pictures: FFmpeg's mp4/ipod
+# muxer writes attached_pic streams as the images of one moov/udta/meta/ilst/covr item.
+ff -f lavfi -i "testsrc=size=96x96:rate=1:duration=1" -frames:v 1 -c:v png "${EXACT[@]}" "$TMP/cover.png"
+ff -f lavfi -i "smptebars=size=96x96:rate=1:duration=1" -frames:v 1 -c:v mjpeg "${EXACT[@]}" \
+    "$TMP/cover.jpg"
+# iTunes tags FFmpeg writes (ilst); tmpo is written but FFmpeg 5.1 does not read it back.
+TAGS=(-metadata "title=Fixture Title — ünïcödé" -metadata "artist=Fixture Artist"
+      -metadata "album_artist=Fixture Album Artist" -metadata "album=Fixture Album"
+      -metadata date=2024 -metadata genre=Electronic -metadata track=3/12 -metadata disc=1/2
+      -metadata "composer=Fixture Composer" -metadata "comment=a comment" -metadata "lyrics=la la la"
+      -metadata compilation=1 -metadata tmpo=120 -metadata grouping=Fixtures
+      -metadata "copyright=(c) 2024 Fixtures" -metadata creation_time=2024-05-01T10:34:56.000000Z)
+ff -f lavfi -i "$(sine2 440 44100)" -i "$TMP/cover.png" -i "$TMP/cover.jpg" -map 0:a -map 1:v -map 2:v \
+    "${AAC[@]}" -c:v copy -disposition:v attached_pic "${EXACT[@]}" "${TAGS[@]}" -f ipod "$TMP/itunes.m4a"
+variant itunes-freeform "$TMP/itunes.m4a" "$FIX/meta-itunes.m4a"
+# The same tags and covers with a video track, moov first (+faststart).
+ff "${VIDEO2[@]}" -f lavfi -i "$(sine2 440 44100)" -i "$TMP/cover.png" -i "$TMP/cover.jpg" \
+    -map 0:v -map 1:a -map 2:v -map 3:v "${VCODEC2[@]}" -c:v:1 copy -c:v:2 copy "${AAC[@]}" \
+    -disposition:v:1 attached_pic -disposition:v:2 attached_pic "${EXACT[@]}" "${TAGS[@]}" \
+    -movflags +faststart -f mp4 "$TMP/itunes.mp4"
+variant itunes-freeform "$TMP/itunes.mp4" "$FIX/meta-itunes-video.mp4"
+# iPhone-style keys metadata: FFmpeg writes it as moov/udta/meta (a FullBox); the rewrite
+# moves it to moov/meta (a plain container) and adds the QuickTime udta text items.
+av2 "$TMP/iphone.mov" -movflags use_metadata_tags \
+    -metadata com.apple.quicktime.creationdate=2024-05-01T12:34:56+0200 \
+    -metadata com.apple.quicktime.location.ISO6709=+48.8584+002.2945+035.000/ \
+    -metadata com.apple.quicktime.make=Apple -metadata "com.apple.quicktime.model=iPhone 15 Pro" \
+    -metadata com.apple.quicktime.software=17.4.1 -f mov
+variant iphone-keys "$TMP/iphone.mov" "$FIX/meta-iphone.mov"
+# An audiobook-like file: 3 s, three chapters (QuickTime chapter track + Nero chpl, both
+# from the ffmetadata file), book tags, stik 2 (Audiobook).
+printf '%s\n' ';FFMETADATA1' 'title=The Fixture Book' 'artist=A. N. Author' \
+    'album_artist=A. N. Author' 'album=The Fixture Book' 'genre=Audiobook' \
+    'composer=Read by N. Arrator' 'date=2024' 'media_type=2' \
+    '[CHAPTER]' 'TIMEBASE=1/1000' 'START=0' 'END=1000' 'title=Opening Credits' \
+    '[CHAPTER]' 'TIMEBASE=1/1000' 'START=1000' 'END=2250' 'title=Chapitre 1 — L’été' \
+    '[CHAPTER]' 'TIMEBASE=1/1000' 'START=2250' 'END=3000' 'title=Épilogue' > "$TMP/book.txt"
+ff -f lavfi -i "$(sine2 440 44100 3)" -i "$TMP/book.txt" -map 0:a -map_metadata 1 -map_chapters 1 \
+    "${AAC[@]}" -fflags +bitexact -flags:a +bitexact -threads 1 -f mp4 "$FIX/meta-chapters-both.mp4"
+# Gapless: an iTunSMPB (and iTunNORM) item already there.
+ff -f lavfi -i "$(sine2 440 44100)" "${AAC[@]}" "${EXACT[@]}" -metadata "title=Gapless Fixture" \
+    -metadata gapless_playback=1 -f ipod "$TMP/gapless.m4a"
+variant itunes-gapless "$TMP/gapless.m4a" "$FIX/meta-gapless-itunsmpb.m4a"
+# 2112 samples of priming and a trimmed tail in the edit list; no tags at all.
+ff -f lavfi -i "$(sine2 440 44100)" "${AAC[@]}" "${EXACT[@]}" -f mp4 "$TMP/lc.mp4"
+variant priming-2112 "$TMP/lc.mp4" "$FIX/meta-2112-priming.mp4"
+
 echo "expectations"
-# Every good fixture and every truncated one of Scripts/fixtures.list, in parallel (each
+# Every good fixture and every truncated one of Scripts/fixtures.list and every metadata
+# fixture of Scripts/metadata.list, in parallel (each
 # runs ffmpeg and ffprobe; the results do not depend on the order).
 expectation_for() { # expectation_for NAME KIND ARGS...
     local name=$1 kind=$2
     shift 2
     case $kind in
-        good)
+        good | meta)
             python3 Scripts/expectations.py write "$FIX/$name" "$FIX/expected/${name%.*}.json" "$@" ;;
         salvage)
             local uncut=$1 options
@@ -243,7 +292,8 @@ expectation_for() { # expectation_for NAME KIND ARGS...
 }
 export -f expectation_for
 export FIX
-grep -v '^[[:space:]]*\(#\|$\)' Scripts/fixtures.list | grep -E '^\S+\s+(good|salvage)\s' \
+grep -hv '^[[:space:]]*\(#\|$\)' Scripts/fixtures.list Scripts/metadata.list \
+    | grep -E '^\S+\s+(good|meta|salvage)\s' \
     | xargs -P "$(nproc)" -L 1 bash -c 'expectation_for "$@"' _
 
 echo "done: $(find "$FIX" -type f ! -name README.md | wc -l) files, $(du -sk "$FIX" | cut -f1) KiB"

@@ -436,3 +436,85 @@ def segment_indexes(data, boxes):
         found.append({"offset": sidx.offset, "reference_id": reference_id, "timescale": timescale,
                       "earliest_presentation_time": earliest, "subsegment_durations": durations})
     return found
+
+
+# --- Metadata: meta, ilst, keys -------------------------------------------------------
+
+def meta_children(data, meta):
+    """The child boxes of a 'meta' box. The ISO / iTunes 'meta' (moov/udta/meta) is a
+    FullBox: 4 bytes of version and flags come before its children; QuickTime's
+    keys-based moov/meta as iPhones write it is a plain container. Told apart by where
+    the first child, 'hdlr', has its type: right after a 4-byte size (plain), or 4 bytes
+    later (FullBox)."""
+    plain = data[meta.payload + 4:meta.payload + 8] == b"hdlr"
+    return parse_boxes(data, meta.payload if plain else meta.payload + 4, meta.end, meta)
+
+
+def is_full_box_meta(data, meta):
+    return data[meta.payload + 4:meta.payload + 8] != b"hdlr"
+
+
+def metadata_boxes(data, boxes):
+    """Every 'meta' box under moov (moov/meta, moov/udta/meta, moov/trak/udta/meta,
+    moov/trak/meta), as (path, box)."""
+    moov = top(boxes, b"moov")
+    found = []
+    for box in walk([moov]):
+        if box.kind == b"meta":
+            found.append((box.path, box))
+    return found
+
+
+def meta_handler(data, meta):
+    """The handler type of a meta box's hdlr ('mdir' for iTunes, 'mdta' for keys)."""
+    hdlr = [c for c in meta_children(data, meta) if c.kind == b"hdlr"]
+    return data[hdlr[0].payload + 8:hdlr[0].payload + 12] if hdlr else None
+
+
+def ilst_items(data, ilst):
+    """The items of an 'ilst', in file order: dict(kind (the item's box type: a
+    four-character code, or for keys-based metadata the 1-based key index as 4 bytes),
+    offset, bytes (the whole item box), mean and name (freeform '----' items, else None),
+    data: [(type, locale, value bytes)] of its 'data' boxes)."""
+    items = []
+    for item in parse_boxes(data, ilst.payload, ilst.end, ilst):
+        entry = {"kind": item.kind, "offset": item.offset, "bytes": bytes(data[item.offset:item.end]),
+                 "mean": None, "name": None, "data": []}
+        for child in parse_boxes(data, item.payload, item.end, item):
+            if child.kind == b"mean":
+                entry["mean"] = bytes(data[child.payload + 4:child.end]).decode("utf-8", "replace")
+            elif child.kind == b"name":
+                entry["name"] = bytes(data[child.payload + 4:child.end]).decode("utf-8", "replace")
+            elif child.kind == b"data":
+                type_field, locale = struct.unpack_from(">II", data, child.payload)
+                entry["data"].append((type_field & 0xFFFFFF, locale,
+                                      bytes(data[child.payload + 8:child.end])))
+        items.append(entry)
+    return items
+
+
+def keys_entries(data, keys):
+    """The entries of a 'keys' box (FullBox, entry_count, then size/namespace/value):
+    [(namespace, key)] with key as text, in index order (index 1 first)."""
+    count = u32(data, keys.payload + 4)
+    pos, entries = keys.payload + 8, []
+    for _ in range(count):
+        size, namespace = struct.unpack_from(">I4s", data, pos)
+        if size < 8 or pos + size > keys.end:
+            raise ValueError(f"{keys.path}: bad key entry size {size} at {pos}")
+        entries.append((namespace.decode("latin-1"),
+                        bytes(data[pos + 8:pos + size]).decode("utf-8", "replace")))
+        pos += size
+    return entries
+
+
+def freeform_items(data, boxes, name):
+    """The '----' items of moov/udta/meta/ilst named `name` (e.g. "iTunSMPB"), as
+    ilst_items dicts."""
+    moov = top(boxes, b"moov")
+    found = []
+    for udta in (c for c in moov.children if c.kind == b"udta"):
+        for meta in (c for c in udta.children if c.kind == b"meta"):
+            for ilst in (c for c in meta_children(data, meta) if c.kind == b"ilst"):
+                found += [i for i in ilst_items(data, ilst) if i["kind"] == b"----" and i["name"] == name]
+    return found

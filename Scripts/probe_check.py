@@ -6,7 +6,8 @@ usage: probe_check.py EXTRACT_AUDIO FIXTURE
 Runs `EXTRACT_AUDIO probe --json FIXTURE` and `ffprobe -show_streams FIXTURE` and
 requires:
   - the same number of tracks as ffprobe has streams, with the same track IDs (ffprobe's
-    stream "id");
+    stream "id"); streams with disposition attached_pic are cover art from a covr item,
+    not tracks, and are left out (the ok line says how many);
   - per track: format == ffprobe's codec_tag_string; kind "audio"/"video" exactly where
     ffprobe's codec_type is audio/video;
   - audio: sample_rate and channels equal to ffprobe's;
@@ -103,6 +104,12 @@ def check(extract, path):
     notes = []
     ours = our_probe(extract, path)
     theirs = ffprobe_streams(path)
+    # Cover art: ffprobe shows each image of a covr item as a video stream with
+    # disposition attached_pic. They are not tracks (no trak, no stream id to match).
+    pictures = [s for s in theirs if (s.get("disposition") or {}).get("attached_pic")]
+    if pictures:
+        theirs = [s for s in theirs if s not in pictures]
+        notes.append(f"{len(pictures)} attached picture(s) (covr images, not tracks) left out")
     tracks = ours.get("tracks")
     if not isinstance(tracks, list):
         raise CheckFailed("probe --json has no \"tracks\" list")

@@ -308,6 +308,136 @@ def zero_times(data):
     return data
 
 
+# --- Metadata (see "Metadata, gapless, chapters" in Fixtures/README.md) ----------------
+
+def udta_meta(data):
+    """moov/udta/meta of an FFmpeg file (a FullBox) and its ilst."""
+    moov = mp4box.top(tree(data), b"moov")
+    meta = moov.child(b"udta").child(b"meta")
+    assert meta.header_size == 8 and mp4box.is_full_box_meta(bytes(data), meta)
+    ilst = [c for c in mp4box.meta_children(bytes(data), meta) if c.kind == b"ilst"]
+    assert len(ilst) == 1, ilst
+    return meta, ilst[0]
+
+
+def append_ilst_items(data, items):
+    """data with `items` (whole item boxes) appended to moov/udta/meta/ilst. The box
+    walker does not descend into meta, so the meta box is rebuilt here with its new
+    size, and splice grows udta and moov (and shifts chunk offsets if moov comes first)."""
+    meta, ilst = udta_meta(data)
+    new_ilst = box(b"ilst", bytes(data[ilst.payload:ilst.end]) + b"".join(items))
+    new_meta = box(b"meta", bytes(data[meta.payload:ilst.offset]) + new_ilst
+                   + bytes(data[ilst.end:meta.end]))
+    return splice(data, meta.offset, meta.size, new_meta)
+
+
+def freeform(name, value, mean=b"com.apple.iTunes"):
+    """An iTunes freeform item: '----' with mean, name (FullBoxes) and a UTF-8 'data'."""
+    return box(b"----", box(b"mean", b"\0" * 4 + mean) + box(b"name", b"\0" * 4 + name)
+               + box(b"data", struct.pack(">II", 1, 0) + value))
+
+
+@variant("itunes-freeform")
+def itunes_freeform(data):
+    """A freeform item com.apple.iTunes / MY_TAG appended to moov/udta/meta/ilst
+    (FFmpeg 5.1 cannot write '----' items)."""
+    return append_ilst_items(data, [freeform(b"MY_TAG", b"fixture freeform value")])
+
+
+def single_edit(data, trak):
+    """(elst box, segment_duration, media_time) of a track's one edit (version 0)."""
+    elst = trak.child(b"edts").child(b"elst")
+    assert data[elst.payload] == 0 and u32(data, elst.payload + 4) == 1
+    duration, media_time = struct.unpack_from(">Ii", data, elst.payload + 8)
+    return elst, duration, media_time
+
+
+@variant("itunes-gapless")
+def itunes_gapless(data):
+    """iTunNORM and iTunSMPB freeform items appended to moov/udta/meta/ilst, as iTunes
+    writes them. iTunSMPB: priming = the edit's media_time, original sample count = the
+    edit's segment_duration in media ticks, padding = the encoder's whole frames (sample
+    count x 1024) minus both, i.e. counted over full 1024-sample frames as an encoder
+    reports it, not over FFmpeg's trimmed last stts entry."""
+    boxes = tree(data)
+    moov = mp4box.top(boxes, b"moov")
+    trak = mp4box.first_audio_trak(bytes(data), boxes)
+    movie_scale, _ = mp4box.timescale_and_duration(data, moov.child(b"mvhd"))
+    media_scale, _ = mp4box.timescale_and_duration(data, trak.child(b"mdia").child(b"mdhd"))
+    _, duration, priming = single_edit(data, trak)
+    count, remainder = divmod(duration * media_scale, movie_scale)
+    assert remainder == 0 and priming > 0
+    frames = len(mp4box.table_samples(data, trak))
+    padding = frames * 1024 - priming - count
+    assert 0 <= padding < 2048, padding
+    smpb = f" 00000000 {priming:08X} {padding:08X} {count:016X}" + " 00000000" * 8
+    norm = " 00000A2B 00000A1F 00004C66 00004B8E 0000C350 0000C350 00007D2A 00007D2F 0000C350 0000C350"
+    return append_ilst_items(data, [freeform(b"iTunNORM", norm.encode()),
+                                    freeform(b"iTunSMPB", smpb.encode())])
+
+
+@variant("priming-2112")
+def priming_2112(data):
+    """The audio track's one edit: media_time 1024 -> 2112 (the priming iTunes' encoder
+    declares) and a segment that ends before the last sample: the longest whole number of
+    movie ticks that is also a whole number of media ticks and fits in the samples after
+    the priming. mvhd and tkhd durations follow the edit. An audio-only file is expected
+    (the movie duration is the edit's)."""
+    data = bytearray(data)
+    boxes = tree(data)
+    moov = mp4box.top(boxes, b"moov")
+    assert len([c for c in moov.children if c.kind == b"trak"]) == 1
+    trak = mp4box.first_audio_trak(bytes(data), boxes)
+    mvhd, tkhd = moov.child(b"mvhd"), trak.child(b"tkhd")
+    movie_scale, _ = mp4box.timescale_and_duration(data, mvhd)
+    media_scale, _ = mp4box.timescale_and_duration(data, trak.child(b"mdia").child(b"mdhd"))
+    elst, _, media_time = single_edit(data, trak)
+    assert media_time == 1024, media_time
+    total = sum(d for _, _, d in mp4box.table_samples(data, trak))
+    priming = 2112
+    duration = (total - priming) * movie_scale // media_scale
+    while duration * media_scale % movie_scale:
+        duration -= 1
+    assert data[mvhd.payload] == 0 and data[tkhd.payload] == 0
+    struct.pack_into(">Ii", data, elst.payload + 8, duration, priming)
+    put_u32(data, mvhd.payload + 16, duration)          # version/flags, 2 times, timescale
+    put_u32(data, tkhd.payload + 20, duration)          # version/flags, 2 times, ID, reserved
+    return data
+
+
+def qt_text_item(kind, text, language=0x15C7):
+    """A QuickTime user-data text item ('\xa9mak' ...): one string with its 16-bit length
+    and packed language code (0x15C7 = 'eng')."""
+    return box(kind, struct.pack(">HH", len(text), language) + text)
+
+
+@variant("iphone-keys")
+def iphone_keys(data):
+    """FFmpeg writes keys-based metadata (-movflags use_metadata_tags) as a FullBox
+    moov/udta/meta; an iPhone writes it as a plain container moov/meta. The meta box is
+    moved out of udta into moov (after udta, at the end of moov) without its 4 bytes of
+    version and flags. udta keeps QuickTime text items with the same make, model,
+    software, date and location, as iOS up to version 6 wrote them."""
+    meta, _ = udta_meta(data)
+    children = mp4box.meta_children(bytes(data), meta)
+    assert [c.kind for c in children] == [b"hdlr", b"keys", b"ilst"], children
+    assert mp4box.meta_handler(bytes(data), meta) == b"mdta"
+    keys = mp4box.keys_entries(bytes(data), children[1])
+    values = {}
+    for item in mp4box.ilst_items(bytes(data), children[2]):
+        (_, _, value), = item["data"]
+        values[keys[u32(item["kind"], 0) - 1][1]] = value
+    prefix = "com.apple.quicktime."
+    udta_items = [qt_text_item(b"\xa9" + kind, values[prefix + key]) for kind, key in
+                  [(b"mak", "make"), (b"mod", "model"), (b"swr", "software"),
+                   (b"day", "creationdate"), (b"xyz", "location.ISO6709")]]
+    moov = mp4box.top(tree(data), b"moov")
+    udta = moov.child(b"udta")
+    assert [c.kind for c in udta.children] == [b"meta"] and udta.end == moov.end
+    plain_meta = box(b"meta", bytes(data[meta.payload + 4:meta.end]))
+    return splice(data, udta.offset, udta.size, box(b"udta", b"".join(udta_items)) + plain_meta)
+
+
 # --- Bad fixtures ---------------------------------------------------------------------
 
 @variant("truncate", keeps_samples=False)

@@ -56,7 +56,8 @@ public struct ExtractionResult: Sendable, Equatable {
     public var channelCount: Int
     /// The number of audio packets (samples) copied.
     public var sampleCount: Int
-    /// The media duration in seconds (`mdhd`).
+    /// The presented duration in seconds: what plays, the edit list's duration (priming
+    /// and trailing padding excluded).
     public var duration: Double
     /// The size of the output file.
     public var bytesWritten: UInt64

@@ -58,6 +58,16 @@ struct Extraction {
         // The tables are parsed: let the memory of the raw moov go before building the output's.
         movie.releaseSampleTableBytes()
         track.releaseSampleTableBytes()
+        if !options.keepMetadata {
+            // Creation and modification times say when and (with a phone) roughly where a
+            // recording was made: metadata, not playback.
+            movie.header.creationTime = 0
+            movie.header.modificationTime = 0
+            track.header.creationTime = 0
+            track.header.modificationTime = 0
+            track.mediaHeader.creationTime = 0
+            track.mediaHeader.modificationTime = 0
+        }
         plan = try OutputMovie(movie: movie, track: track, table: table, entries: entries, entryIndex: entryIndex,
                                codec: codec.kind, mediaDuration: mediaDuration, extras: extras)
     }
@@ -136,7 +146,7 @@ struct Extraction {
         ExtractionResult(outputPath: outputPath, inputTrackID: track.trackID, codec: codec.codecString,
                          sampleRate: codec.sampleRate, channelCount: codec.channelCount,
                          sampleCount: table.sampleCount,
-                         duration: Double(plan.mediaDuration) / Double(track.mediaHeader.timescale),
+                         duration: plan.presentedSeconds,
                          bytesWritten: bytesWritten, salvage: salvage, notes: notes)
     }
 

@@ -49,6 +49,8 @@ struct OutputMovie {
     ///     the input has none, as FFmpeg does.
     /// The media duration written in `mdhd`.
     var mediaDuration: UInt64
+    /// The output's presented duration in seconds (its edit list's).
+    var presentedSeconds: Double
 
     ///   - mediaDuration: the `mdhd` duration to write. When it differs from the input's
     ///     (fragmented or salvaged input), edits of duration 0 or running past the media
@@ -116,23 +118,15 @@ struct OutputMovie {
         }
         media.duration = mediaDuration
         self.mediaDuration = mediaDuration
-        var trackDuration = editList.entries.reduce(UInt64(0)) { total, entry in
+        let trackDuration = editList.entries.reduce(UInt64(0)) { total, entry in
             let (sum, overflow) = total.addingReportingOverflow(entry.segmentDuration)
             return overflow ? UInt64.max : sum
-        }
-        // A single edit: the movie lasts the presented samples (their durations, not mdhd's
-        // figure) rounded up, as FFmpeg computes it: an edit rounded down, say 2010.67 ms
-        // written as 2010, gives a movie of 2011.
-        let samplesDuration = table.totalDuration
-        if editList.entries.count == 1, let edit = editList.entries.first, !edit.isEmpty,
-           let start = UInt64(exactly: edit.mediaTime), start <= samplesDuration,
-           let presented = rescaleRoundingUp(samplesDuration - start, from: media.timescale, to: movieTimescale) {
-            trackDuration = max(trackDuration, presented)
         }
         if trackDuration == UInt64.max {
             throw RemuxError(.invalidInput, "\(track.path): the track's duration does not fit in 64 bits")
         }
 
+        presentedSeconds = Double(trackDuration) / Double(movieTimescale)
         var movieHeader = movie.header
         movieHeader.timescale = movieTimescale
         movieHeader.duration = trackDuration

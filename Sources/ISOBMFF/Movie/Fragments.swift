@@ -45,7 +45,9 @@ extension Movie {
             guard let (_, payload) = try moofReader.readBox(depth: 0) else { continue }
             let chunks = try Self.chunks(in: payload, moofOffset: range.lowerBound, trackID: track.trackID,
                                          defaults: defaults,
-                                         sampleLimit: sampleLimit - UInt64(builder.sampleCount))  // <= limit.
+                                         // No underflow: moov's samples are at most fileLength (their
+                                         // bytes are, SampleTable checks), later ones are checked below.
+                                         sampleLimit: sampleLimit - UInt64(builder.sampleCount))
             guard !chunks.isEmpty else { continue }
             // A fragment whose samples run past the end of the file is incomplete: keep the
             // samples that lie wholly inside the file, in order, and stop there.
