@@ -76,7 +76,7 @@ if [[ -z $BIN ]]; then
     # loading per run. Built in a scratch folder of its own so the debug/test build stays.
     if [[ $BUILD -eq 1 ]]; then
         log "swift build -c release --static-swift-stdlib"
-        (cd "$ROOT" && swift build -c release --static-swift-stdlib --scratch-path .build/bench -q) ||
+        (cd "$ROOT" && swift build -c release --static-swift-stdlib --product extract-audio --scratch-path .build/bench -q) ||
             die "swift build -c release --static-swift-stdlib failed"
     fi
     BIN=$ROOT/.build/bench/release/extract-audio
