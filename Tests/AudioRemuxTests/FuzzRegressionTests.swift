@@ -19,6 +19,14 @@ final class FuzzRegressionTests: XCTestCase {
         // stsc entry 27 starts at chunk 53 and entry 28 at chunk 49: the chunk count of entry 27
         // (next first chunk minus its own) was computed before entry 28's order check.
         "stsc-first-chunk-decreasing-next-entry.mp4": (.invalidSampleTable, .invalidInput),
+        // The rest are made by Fuzz/craft-regressions.py (Fixtures/fuzz/README.md).
+        // 2048 chunks over the same 8 KiB: 16 Mi samples from a 17 KB file (a hang, then memory).
+        "stco-chunks-overlap-16m-samples.mp4": (.invalidSampleTable, .invalidInput),
+        // Cut inside mdat, with one chunk of 2^30 samples: salvage expanded 2^30 durations (4 GiB).
+        // Salvaged, it holds the 1000 samples before the cut.
+        "truncated-stts-2e30-samples.mp4": (.invalidSampleTable, nil),
+        // 2000 truns of 90,000 samples: the limit was checked per run, so all were built first.
+        "trun-sample-limit-per-run-not-per-moof.mp4": (nil, .invalidInput),
     ]
 
     static func files(in folder: String) -> [String] {

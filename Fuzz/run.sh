@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (swiftc -sanitize=fuzzer,address, library sources compiled
+# directly: no Package.swift involved) and runs them.
+#
+#   Fuzz/run.sh TARGET SECONDS [libFuzzer flags...]   fuzz one target (box-parser, extraction)
+#   Fuzz/run.sh --ci                                  every target for $FUZZ_CI_SECONDS (60) s each;
+#                                                     exits non-zero on any crash, hang or OOM
+#   Fuzz/run.sh --build                               build only
+#   Fuzz/run.sh --merge TARGET                        minimise the working corpus into Fuzz/corpus/TARGET
+#
+# Build products and the working corpus go to $FUZZ_BUILD_DIR (default .build/fuzz, which is
+# gitignored). Findings land in $FUZZ_BUILD_DIR/artifacts/TARGET/; see Fuzz/README.md for
+# turning one into a regression under Fixtures/fuzz/.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+build="${FUZZ_BUILD_DIR:-$repo/.build/fuzz}"
+targets=(box-parser extraction)
+# The limits that define a finding (> 1 s for one input, > 256 MiB resident or in one malloc)
+# and a dictionary of box types.
+options=(-rss_limit_mb=256 -malloc_limit_mb=256 -timeout=1 -max_len=65536 -dict="$repo/Fuzz/mp4.dict")
+
+# Swift's own backtracer would catch the trap first and hide the stack from libFuzzer, which
+# prints it symbolized. ASan's quarantine of freed memory (256 MiB by default) would count
+# against the RSS limit, so it is kept small.
+export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=no}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-quarantine_size_mb=16}"
+symbolizer="$(dirname "$(command -v swiftc)")/llvm-symbolizer"
+[[ -x $symbolizer ]] && export ASAN_SYMBOLIZER_PATH="${ASAN_SYMBOLIZER_PATH:-$symbolizer}"
+
+swift_flags=(-swift-version 6 -parse-as-library -O -g -sanitize=fuzzer,address -use-ld=lld)
+
+sources() { find "$repo/$1" -name '*.swift' | sort; }
+
+# Rebuilds when any input is newer than the binary.
+stale() {
+    local binary=$1
+    shift
+    [[ ! -x $binary ]] && return 0
+    [[ -n $(find "$@" "$repo/Fuzz/run.sh" -newer "$binary" -print -quit) ]]
+}
+
+build_all() {
+    mkdir -p "$build/modules"
+    local lib="$repo/Sources"
+    if stale "$build/fuzz-extraction" "$lib" "$repo/Fuzz" || stale "$build/fuzz-box-parser" "$lib" "$repo/Fuzz"; then
+        echo "== building fuzz targets in $build"
+        # CSystem: the C shim, instrumented like the rest, with a module map for `import CSystem`.
+        clang -c -O1 -g -fsanitize=address,fuzzer-no-link -I "$lib/CSystem/include" \
+            "$lib/CSystem/CSystem.c" -o "$build/CSystem.o"
+        printf 'module CSystem {\n    header "%s"\n    export *\n}\n' "$lib/CSystem/include/CSystem.h" \
+            >"$build/modules/module.modulemap"
+        local module
+        for module in ISOBMFF AudioRemux; do
+            # shellcheck disable=SC2046
+            swiftc "${swift_flags[@]}" -wmo -module-name "$module" -I "$build/modules" -I "$build" \
+                -emit-module -emit-module-path "$build/$module.swiftmodule" \
+                -c $(sources "Sources/$module") -o "$build/$module.o"
+        done
+        # shellcheck disable=SC2046
+        swiftc "${swift_flags[@]}" -I "$build" $(sources Fuzz/BoxParser) "$build/ISOBMFF.o" \
+            -o "$build/fuzz-box-parser"
+        # shellcheck disable=SC2046
+        swiftc "${swift_flags[@]}" -I "$build" -I "$build/modules" $(sources Fuzz/Extraction) \
+            "$build/AudioRemux.o" "$build/ISOBMFF.o" "$build/CSystem.o" -o "$build/fuzz-extraction"
+    fi
+}
+
+check_target() {
+    local t
+    for t in "${targets[@]}"; do [[ $1 == "$t" ]] && return 0; done
+    echo "unknown target '$1' (targets: ${targets[*]})" >&2
+    exit 2
+}
+
+# Seeds: the committed minimised corpus, then every fixture (libFuzzer reads directories
+# recursively and cuts inputs to -max_len). New inputs go to the first directory only.
+seed_dirs() { echo "$repo/Fuzz/corpus/$1" "$repo/Fixtures"; }
+
+fuzz() {
+    local target=$1 seconds=$2 corpus=$3
+    shift 3
+    mkdir -p "$corpus" "$build/artifacts/$target" "$repo/Fuzz/corpus/$target"
+    # shellcheck disable=SC2046
+    "$build/fuzz-$target" "${options[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+        -artifact_prefix="$build/artifacts/$target/" "$@" "$corpus" $(seed_dirs "$target")
+}
+
+cd "$repo"
+case "${1:-}" in
+--build)
+    build_all
+    ;;
+--ci)
+    build_all
+    seconds="${FUZZ_CI_SECONDS:-60}"
+    scratch="$(mktemp -d)"
+    trap 'rm -rf "$scratch"' EXIT
+    status=0
+    for target in "${targets[@]}"; do
+        echo "== fuzzing $target for $seconds s"
+        if ! fuzz "$target" "$seconds" "$scratch/$target" >"$scratch/$target.log" 2>&1; then
+            tail -n 60 "$scratch/$target.log"
+            echo "== $target: FAILED (reproducer in $build/artifacts/$target/)"
+            status=1
+        else
+            grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|#[0-9]+ +DONE)' \
+                "$scratch/$target.log" || true
+            echo "== $target: no findings"
+        fi
+    done
+    exit $status
+    ;;
+--merge)
+    check_target "${2:-}"
+    build_all
+    target=$2
+    scratch="$(mktemp -d)"
+    trap 'rm -rf "$scratch"' EXIT
+    # The committed corpus stays small (Fixtures/ already seeds every run): the inputs of at
+    # most $FUZZ_MERGE_MAX_BYTES (2048) bytes, from the working and committed corpora, that
+    # reach coverage the fixtures do not. libFuzzer's merge keeps the smallest such inputs.
+    mkdir -p "$scratch/fixtures" "$scratch/small" "$build/corpus/$target" "$repo/Fuzz/corpus/$target"
+    find "$repo/Fixtures" -type f -not -path '*/fuzz/*' -exec cp {} "$scratch/fixtures/" \;
+    ls "$scratch/fixtures" >"$scratch/before"
+    find "$build/corpus/$target" "$repo/Fuzz/corpus/$target" -type f -size -"$((${FUZZ_MERGE_MAX_BYTES:-2048} + 1))"c \
+        -exec cp {} "$scratch/small/" \;
+    "$build/fuzz-$target" "${options[@]}" -merge=1 "$scratch/fixtures" "$scratch/small"
+    rm -rf "$repo/Fuzz/corpus/$target"
+    mkdir -p "$repo/Fuzz/corpus/$target"
+    ls "$scratch/fixtures" | grep -vxF -f "$scratch/before" | while read -r name; do
+        cp "$scratch/fixtures/$name" "$repo/Fuzz/corpus/$target/"
+    done
+    echo "$(ls "$repo/Fuzz/corpus/$target" | wc -l) files, $(du -sh "$repo/Fuzz/corpus/$target" | cut -f1)"
+    ;;
+"" | -h | --help)
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    ;;
+*)
+    check_target "$1"
+    [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "usage: Fuzz/run.sh TARGET SECONDS [libFuzzer flags...]" >&2; exit 2; }
+    build_all
+    target=$1 seconds=$2
+    shift 2
+    fuzz "$target" "$seconds" "$build/corpus/$target" "$@"
+    ;;
+esac
