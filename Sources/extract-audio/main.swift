@@ -94,6 +94,23 @@ func errorJSON(input: String?, output: String?, code: String, status: ExitStatus
                         ("error", .object(error)), ("peak_memory_kib", memory)]).compactText
 }
 
+/// Prints a failure as one line on stderr (or a JSON object on stdout) and gives its status.
+func report(_ error: Error, input: String?, output: String?, json: Bool) -> ExitStatus {
+    guard let error = error as? RemuxError else {
+        Terminal.error("\(error)")
+        return .ioError
+    }
+    let status = ExitStatus(error.code)
+    if json {
+        Terminal.line(errorJSON(input: input, output: output, code: error.code.rawValue, status: status,
+                                message: error.message, path: error.boxPath, offset: error.byteOffset,
+                                reason: error.parseError?.code.rawValue))
+    } else {
+        Terminal.error(error.message)
+    }
+    return status
+}
+
 func extract(_ job: Arguments.Job, arguments: Arguments) -> ExitStatus {
     let track: TrackChoice = arguments.trackID.map { .trackID($0) }
         ?? arguments.audioTrack.map { .audioIndex($0) } ?? .firstAudio
@@ -138,21 +155,9 @@ func extract(_ job: Arguments.Job, arguments: Arguments) -> ExitStatus {
                           + "\(result.sampleCount) packets, \(result.bytesWritten) bytes")
         }
         return .success
-    } catch let error as RemuxError {
-        bar?.finish()
-        let status = ExitStatus(error.code)
-        if arguments.json {
-            Terminal.line(errorJSON(input: job.input, output: job.output, code: error.code.rawValue, status: status,
-                                    message: error.message, path: error.boxPath, offset: error.byteOffset,
-                                    reason: error.parseError?.code.rawValue))
-        } else {
-            Terminal.error(error.message)
-        }
-        return status
     } catch {
         bar?.finish()
-        Terminal.error("\(error)")
-        return .ioError
+        return report(error, input: job.input, output: job.output, json: arguments.json)
     }
 }
 
@@ -184,19 +189,8 @@ func run() -> ExitStatus {
             let report = try AudioExtractor.probe(input)
             Terminal.line(arguments.json ? Probe.json(report, path: input) : Probe.text(report))
             return .success
-        } catch let error as RemuxError {
-            let status = ExitStatus(error.code)
-            if arguments.json {
-                Terminal.line(errorJSON(input: input, output: nil, code: error.code.rawValue, status: status,
-                                        message: error.message, path: error.boxPath, offset: error.byteOffset,
-                                    reason: error.parseError?.code.rawValue))
-            } else {
-                Terminal.error(error.message)
-            }
-            return status
         } catch {
-            Terminal.error("\(error)")
-            return .ioError
+            return report(error, input: input, output: nil, json: arguments.json)
         }
     case .mux(let video, let music, let output):
         let options = MuxOptions(musicOffset: arguments.musicOffset, keepOriginalAudio: arguments.keepOriginalAudio,
@@ -215,19 +209,8 @@ func run() -> ExitStatus {
                               + "\(formatted(result.videoDuration, digits: 3)) s, \(result.bytesWritten) bytes")
             }
             return .success
-        } catch let error as RemuxError {
-            let status = ExitStatus(error.code)
-            if arguments.json {
-                Terminal.line(errorJSON(input: video, output: output, code: error.code.rawValue, status: status,
-                                        message: error.message, path: error.boxPath, offset: error.byteOffset,
-                                    reason: error.parseError?.code.rawValue))
-            } else {
-                Terminal.error(error.message)
-            }
-            return status
         } catch {
-            Terminal.error("\(error)")
-            return .ioError
+            return report(error, input: video, output: output, json: arguments.json)
         }
     case .extract(let jobs):
         var firstFailure: ExitStatus?
