@@ -210,29 +210,8 @@ struct OutputMovie {
 
     /// A track copied whole (tables as they are), its samples in one chunk at `chunkOffset`.
     static func writeCopiedTrack(_ track: TrackPlan, chunkOffset: UInt64, to moov: inout BoxWriter) {
-        moov.box(.trak) { trak in
-            track.header.write(to: &trak)
-            if let edits = track.editList { trak.box(.edts) { edits.write(to: &$0) } }
-            trak.box(.mdia) { mdia in
-                track.mediaHeader.write(to: &mdia)
-                track.handler.write(to: &mdia)
-                mdia.box(.minf) { minf in
-                    minf.write(bytes: track.mediaInformationHeader)
-                    minf.box(.dinf) { DataReferenceBox.selfContained.write(to: &$0) }
-                    minf.box(.stbl) { stbl in
-                        track.sampleDescriptions.write(to: &stbl)
-                        track.timeToSample.write(to: &stbl)
-                        track.compositionOffsets?.write(to: &stbl)
-                        track.syncSamples?.write(to: &stbl)
-                        let count = UInt32(track.sampleCount)
-                        SampleToChunkBox(entries: count == 0 ? [] : [
-                            .init(firstChunk: 1, samplesPerChunk: count, sampleDescriptionIndex: 1),
-                        ]).write(to: &stbl)
-                        SampleSizeBox(sizes: track.sizes).write(to: &stbl)
-                        ChunkOffsetBox(offsets: count == 0 ? [] : [chunkOffset]).write(to: &stbl)
-                    }
-                }
-            }
-        }
+        let count = UInt32(track.sampleCount)
+        track.write(runs: count == 0 ? [] : [.init(firstChunk: 1, samplesPerChunk: count, sampleDescriptionIndex: 1)],
+                    chunkOffsets: count == 0 ? [] : [chunkOffset], to: &moov)
     }
 }

@@ -69,29 +69,7 @@ struct MuxLayout {
             w.box(.moov) { moov in
                 movieHeader.write(to: &moov)
                 for (t, track) in tracks.enumerated() {
-                    moov.box(.trak) { trak in
-                        track.header.write(to: &trak)
-                        if let edits = track.editList { trak.box(.edts) { edits.write(to: &$0) } }
-                        trak.box(.mdia) { mdia in
-                            track.mediaHeader.write(to: &mdia)
-                            track.handler.write(to: &mdia)
-                            mdia.box(.minf) { minf in
-                                minf.write(bytes: track.mediaInformationHeader)
-                                minf.box(.dinf) { DataReferenceBox.selfContained.write(to: &$0) }
-                                minf.box(.stbl) { stbl in
-                                    track.sampleDescriptions.write(to: &stbl)
-                                    track.timeToSample.write(to: &stbl)
-                                    track.compositionOffsets?.write(to: &stbl)
-                                    track.syncSamples?.write(to: &stbl)
-                                    SampleToChunkBox(entries: runs[t]).write(to: &stbl)
-                                    SampleSizeBox(sizes: track.sizes).write(to: &stbl)
-                                    ChunkOffsetBox(offsets: chunkOffsets[t]).write(to: &stbl)
-                                    for box in track.groups { box.write(to: &stbl) }
-                                    for box in track.sampleToGroups { box.write(to: &stbl) }
-                                }
-                            }
-                        }
-                    }
+                    track.write(runs: runs[t], chunkOffsets: chunkOffsets[t], to: &moov)
                 }
             }
             return w.bytes

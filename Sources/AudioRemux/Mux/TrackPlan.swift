@@ -69,6 +69,33 @@ struct TrackPlan {
         }
     }
 
+    /// Writes the `trak` box with its tables as they are and the given chunking.
+    func write(runs: [SampleToChunkBox.Entry], chunkOffsets: [UInt64], to moov: inout BoxWriter) {
+        moov.box(.trak) { trak in
+            header.write(to: &trak)
+            if let editList { trak.box(.edts) { editList.write(to: &$0) } }
+            trak.box(.mdia) { mdia in
+                mediaHeader.write(to: &mdia)
+                handler.write(to: &mdia)
+                mdia.box(.minf) { minf in
+                    minf.write(bytes: mediaInformationHeader)
+                    minf.box(.dinf) { DataReferenceBox.selfContained.write(to: &$0) }
+                    minf.box(.stbl) { stbl in
+                        sampleDescriptions.write(to: &stbl)
+                        timeToSample.write(to: &stbl)
+                        compositionOffsets?.write(to: &stbl)
+                        syncSamples?.write(to: &stbl)
+                        SampleToChunkBox(entries: runs).write(to: &stbl)
+                        SampleSizeBox(sizes: sizes).write(to: &stbl)
+                        ChunkOffsetBox(offsets: chunkOffsets).write(to: &stbl)
+                        for box in groups { box.write(to: &stbl) }
+                        for box in sampleToGroups { box.write(to: &stbl) }
+                    }
+                }
+            }
+        }
+    }
+
     /// Rescales the edit list and header duration to a new movie timescale.
     mutating func retime(from old: UInt32, to new: UInt32) {
         guard old != new else { return }
