@@ -65,6 +65,10 @@ public struct ExtractionResult: Sendable, Equatable {
     public var salvage: SalvageReport?
     /// Things the user may want to know: the track was disabled, or one of an alternate group.
     public var notes: [String] = []
+    /// Things changed on the way that the user must know: something of the input dropped,
+    /// repaired or ignored. Unlike ``notes`` they are not progress: the command-line tool
+    /// prints them even with `--quiet`.
+    public var warnings: [String] = []
 }
 
 /// What was recovered from a truncated input.
@@ -99,16 +103,22 @@ public enum AudioExtractor {
                                options: ExtractionOptions = ExtractionOptions(),
                                progress: ((ExtractionProgress) -> Void)? = nil,
                                isCancelled: @escaping () -> Bool = { false }) throws -> ExtractionResult {
-        let input = try InputFile(path: inputPath)
-        if let existing = FileIdentity(path: outputPath) {
-            if existing == input.identity {
-                throw RemuxError(.sameFile, "\(inputPath) and \(outputPath) are the same file")
-            }
-            if !options.overwrite {
-                throw RemuxError(.destinationExists, "\(outputPath) already exists (use --overwrite to replace it)")
-            }
+        try extract(from: InputFile(path: inputPath), to: outputPath, options: options, progress: progress,
+                    isCancelled: isCancelled)
+    }
+
+    /// Writes the chosen audio track of the open file `input` to a new M4A at `outputPath`,
+    /// as ``extract(from:to:options:progress:isCancelled:)-(String,String,_,_,_)`` does; messages call the input by
+    /// its ``InputFile/path``.
+    public static func extract(from input: InputFile, to outputPath: String,
+                               options: ExtractionOptions = ExtractionOptions(),
+                               progress: ((ExtractionProgress) -> Void)? = nil,
+                               isCancelled: @escaping () -> Bool = { false }) throws -> ExtractionResult {
+        if let existing = FileIdentity(path: outputPath), existing == input.identity {
+            throw RemuxError(.sameFile, "\(input.path) and \(outputPath) are the same file")
         }
-        let extraction = try Extraction(source: input, options: options, name: inputPath)
+        try Destination.check(outputPath, overwrite: options.overwrite)
+        let extraction = try Extraction(source: input, options: options, name: input.path)
         var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
         do {
             try extraction.write(from: input, to: &output, bufferSize: options.bufferSize, progress: progress,
@@ -130,7 +140,8 @@ public enum AudioExtractor {
                                options: ExtractionOptions = ExtractionOptions(),
                                progress: ((ExtractionProgress) -> Void)? = nil,
                                isCancelled: @escaping () -> Bool = { false }) throws -> ExtractionResult {
-        let extraction = try Extraction(source: source, options: options, name: "input")
+        let extraction = try Extraction(source: source, options: options,
+                                        name: (source as? InputFile)?.path ?? "input")
         try extraction.write(from: source, to: &sink, bufferSize: options.bufferSize, progress: progress,
                              isCancelled: isCancelled)
         return extraction.result(outputPath: "", bytesWritten: extraction.outputSize)

@@ -203,7 +203,8 @@ struct Extraction {
         let alternates = movie.tracks.filter { $0.isAudio && $0.header.alternateGroup == group && group != 0 }
         if alternates.count > 1 {
             notes.append("track \(track.trackID) is one of \(alternates.count) alternative audio tracks (group \(group): "
-                         + "IDs \(alternates.map { String($0.trackID) }.joined(separator: ", "))); use --track-id for another")
+                         + "IDs \(alternates.map { String($0.trackID) }.joined(separator: ", "))); "
+                         + "another can be chosen by its track ID")
         }
         return notes
     }
@@ -266,7 +267,7 @@ struct Extraction {
 
     static func truncated(_ name: String, _ report: SalvageReport, _ detail: String) -> RemuxError {
         RemuxError(.truncatedInput, "\(name) is truncated: it ends at byte \(report.fileLength); \(detail) "
-                   + "\(formatSeconds(report.recoveredSeconds)) s of audio (use --salvage to extract them)")
+                   + "\(formatSeconds(report.recoveredSeconds)) s of audio, which salvaging can extract")
     }
 
     /// The samples of a truncated regular file that lie wholly inside it, in order, up to

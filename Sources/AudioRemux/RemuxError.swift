@@ -31,6 +31,9 @@ public struct RemuxError: Error, Sendable, Equatable, CustomStringConvertible {
         case cannotCreateOutput
         /// Input and output name the same file.
         case sameFile
+        /// An option's value does not fit this input (a music offset past the video's end):
+        /// the caller asked for something impossible, the files are fine.
+        case invalidArgument
         /// Reading or writing failed (disk full, I/O error, the input changed meanwhile).
         case ioError
         /// The caller cancelled (Swift task cancellation); nothing was left behind.
@@ -61,6 +64,11 @@ public struct RemuxError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// The same error, its message led by `subject` ("music clip 2 (b.m4a): …").
+    func prefixed(_ subject: String) -> RemuxError {
+        RemuxError(code, "\(subject): \(message)", parseError: parseError)
+    }
 
     /// The box path where a malformed input is at fault, such as `moov/trak[1]/mdia/minf/stbl/stsz`.
     public var boxPath: String? { parseError?.path }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -63,4 +64,10 @@ void csystem_will_need(int fd, off_t offset, off_t length) {
     (void)offset;
     (void)length;
 #endif
+}
+
+int csystem_terminal_columns(int fd) {
+    struct winsize size;
+    if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
+    return (int)size.ws_col;
 }

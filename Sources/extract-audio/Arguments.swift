@@ -13,12 +13,37 @@ struct Arguments {
     struct Job: Equatable {
         var input: String
         var output: String
+        /// Set when the natural output name was taken by an earlier input of the run: that
+        /// input's path.
+        var collidedWith: String?
     }
+
+    /// The commands, for the table of the options each takes.
+    enum Command: String {
+        case extract = "extraction"
+        case probe
+        case mux
+    }
+
+    /// The options each command takes (by their long name); any other is a usage error,
+    /// never silently ignored. `--help` and `--version` go with every command.
+    static let allowedOptions: [Command: Set<String>] = [
+        .extract: ["--track", "--track-id", "--output-dir", "--overwrite", "--skip-existing", "--salvage",
+                   "--no-metadata", "--quiet", "--json"],
+        .probe: ["--json", "--list"],
+        .mux: ["--audio", "--offset", "--loop", "--keep-original-audio", "--overwrite", "--quiet", "--json"],
+    ]
+
+    /// The path that names a standard stream: standard input as INPUT, standard output as OUTPUT.
+    static let standardStream = "-"
 
     var mode: Mode = .help
     var audioTrack: Int?
     var trackID: UInt32?
     var overwrite = false
+    var skipExisting = false
+    /// The folder of a batch run, which is created when missing.
+    var outputDirectory: String?
     var salvage = false
     var quiet = false
     var keepMetadata = true
@@ -40,8 +65,9 @@ struct Arguments {
         var list = false
         var help = false
         var version = false
-        var outputDirectory: String?
         var music: [String] = []
+        /// The options given, by long name, with how they were typed.
+        var given: [(name: String, typed: String)] = []
         var iterator = arguments.makeIterator()
         var optionsEnded = false
         func value(_ name: String, _ attached: String?) throws -> String {
@@ -61,6 +87,9 @@ struct Arguments {
                 name = String(argument[..<equals])
                 attached = String(argument[argument.index(after: equals)...])
             }
+            let longNames = ["-h": "--help", "-l": "--list", "-q": "--quiet", "-o": "--output-dir", "-a": "--audio",
+                             "-t": "--track"]
+            if name != "--" { given.append((longNames[name] ?? name, argument)) }
             switch name {
             case "--": optionsEnded = true
             case "-h", "--help": help = true
@@ -69,6 +98,7 @@ struct Arguments {
             case "--json": json = true
             case "-q", "--quiet": quiet = true
             case "--overwrite": overwrite = true
+            case "--skip-existing": skipExisting = true
             case "--salvage": salvage = true
             case "--no-metadata": keepMetadata = false
             case "-o", "--output-dir": outputDirectory = try value(name, attached)
@@ -97,7 +127,7 @@ struct Arguments {
                 throw UsageError(message: "unknown option '\(argument)' (see --help)")
             }
         }
-        if help {
+        if help || positional == ["help"] {
             mode = .help
             return
         }
@@ -105,7 +135,16 @@ struct Arguments {
             mode = .version
             return
         }
-        if positional.first == "mux" {
+        let command: Command = positional.first == "mux" ? .mux
+            : list || positional.first == "probe" ? .probe : .extract
+        let allowed = Self.allowedOptions[command] ?? []
+        if let stray = given.first(where: { !allowed.contains($0.name) && $0.name != "--version" }) {
+            let hint = ["--audio", "--offset", "--loop", "--keep-original-audio"].contains(stray.name)
+                ? " (it goes with mux)" : " (see --help)"
+            throw UsageError(message: "\(stray.typed) does not apply to \(command.rawValue)" + hint)
+        }
+        switch command {
+        case .mux:
             guard positional.count == 3 else {
                 throw UsageError(message: "mux takes a video and an output: extract-audio mux VIDEO --audio MUSIC.m4a "
                                  + "OUTPUT.mp4")
@@ -113,31 +152,42 @@ struct Arguments {
             guard !music.isEmpty else {
                 throw UsageError(message: "mux needs at least one --audio MUSIC file")
             }
+            if ([positional[1], positional[2]] + music).contains(Self.standardStream) {
+                throw UsageError(message: "mux reads and writes files, not standard input or output ('-')")
+            }
             if let ext = Self.extensionOf(positional[2]), Self.foreignExtensions.contains(ext) {
                 throw UsageError(message: "the output is named .\(ext), but mux writes an MP4: name it .mp4")
             }
             mode = .mux(video: positional[1], music: music, output: positional[2])
             return
-        }
-        if !music.isEmpty || keepOriginalAudio || loop || musicOffset != 0 {
-            throw UsageError(message: "--audio, --offset, --loop and --keep-original-audio go with mux")
-        }
-        if list || positional.first == "probe" {
-            let inputs = positional.first == "probe" && !list ? Array(positional.dropFirst()) : positional
+        case .probe:
+            let inputs = positional.first == "probe" ? Array(positional.dropFirst()) : positional
             guard inputs.count == 1 else {
                 throw UsageError(message: "probe takes exactly one input file")
             }
+            guard inputs[0] != Self.standardStream else {
+                throw UsageError(message: "probe reads a file, not standard input ('-')")
+            }
             mode = .probe(input: inputs[0])
             return
+        case .extract:
+            break
         }
         if audioTrack != nil && trackID != nil {
             throw UsageError(message: "use --track or --track-id, not both")
+        }
+        if overwrite && skipExisting {
+            throw UsageError(message: "use --overwrite or --skip-existing, not both")
         }
         if let outputDirectory {
             guard !positional.isEmpty else {
                 throw UsageError(message: "--output-dir needs at least one input file")
             }
-            mode = .extract(jobs: positional.map { Job(input: $0, output: Self.output(for: $0, in: outputDirectory)) })
+            guard outputDirectory != Self.standardStream, !positional.contains(Self.standardStream) else {
+                throw UsageError(message: "--output-dir takes files, not standard input or output ('-')")
+            }
+            self.outputDirectory = outputDirectory
+            mode = .extract(jobs: Self.jobs(positional, in: outputDirectory))
             return
         }
         guard positional.count == 2 else {
@@ -151,6 +201,39 @@ struct Arguments {
                              + "(the codec is copied, not converted): name it .m4a")
         }
         mode = .extract(jobs: [Job(input: positional[0], output: output)])
+    }
+
+    /// One job per input into `directory`: `NAME.m4a`, and for a later input whose name is
+    /// taken (by an earlier input's, or by another input's own name such as `x-2.mp4`),
+    /// `NAME-2.m4a`, `NAME-3.m4a`, …: the run never writes one output twice, and a rerun
+    /// gives each input the same name again (so `--skip-existing` finds it).
+    static func jobs(_ inputs: [String], in directory: String) -> [Job] {
+        func key(_ path: String) -> String {
+            #if os(macOS) || os(iOS)
+            return path.lowercased()  // Case-insensitive by default there.
+            #else
+            return path
+            #endif
+        }
+        let natural = inputs.map { output(for: $0, in: directory) }
+        var taken = Set(natural.map(key))
+        var owner: [String: String] = [:]
+        var jobs: [Job] = []
+        for (input, name) in zip(inputs, natural) {
+            guard let first = owner[key(name)] else {
+                owner[key(name)] = input
+                jobs.append(Job(input: input, output: name))
+                continue
+            }
+            let stem = String(name.dropLast(".m4a".count))
+            var number = 2
+            while taken.contains(key("\(stem)-\(number).m4a")) { number += 1 }
+            let renamed = "\(stem)-\(number).m4a"
+            taken.insert(key(renamed))
+            owner[key(renamed)] = input
+            jobs.append(Job(input: input, output: renamed, collidedWith: first))
+        }
+        return jobs
     }
 
     /// `DIR/NAME.m4a` for input `…/NAME.EXT`.

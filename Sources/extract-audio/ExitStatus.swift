@@ -30,7 +30,7 @@ enum ExitStatus: Int32 {
         case .noAudioTrack, .noVideoTrack: self = .noAudioTrack
         case .unsupportedCodec, .unsupportedInput, .incompatibleClips: self = .unsupported
         case .destinationExists, .cannotCreateOutput: self = .cannotCreate
-        case .sameFile: self = .usage
+        case .sameFile, .invalidArgument: self = .usage
         case .ioError: self = .ioError
         case .cancelled: self = .interrupted
         }

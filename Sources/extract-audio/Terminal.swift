@@ -83,14 +83,51 @@ final class ProgressBar {
         lastDraw = now
         shown = true
         let fraction = progress.bytesTotal == 0 ? 1 : Double(progress.bytesDone) / Double(progress.bytesTotal)
-        let width = 24
-        let filled = Int(fraction * Double(width))
-        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         let rate = Double(progress.bytesDone) / max(elapsed, 1e-6)
         let remaining = rate > 0 ? Double(progress.bytesTotal - progress.bytesDone) / rate : 0
-        let text = "\r\u{1B}[K\(label) [\(bar)] \(Int(fraction * 100))%  "
-            + "\(formatted(rate / 1_000_000, digits: 1)) MB/s  ETA \(formatted(remaining, digits: 0)) s"
-        Terminal.write(text, to: 2)
+        let line = Self.line(label: label, fraction: fraction, bytesPerSecond: rate, secondsLeft: remaining,
+                             columns: terminalColumns(of: 2) ?? 80)
+        Terminal.write("\r\u{1B}[K" + line, to: 2)
+    }
+
+    /// The bar's text, shorter than `columns` so that it never wraps (a wrapped line leaves a
+    /// stale copy per redraw): the label is shortened from the left ("…name.mp4") first,
+    /// then dropped, then the figures.
+    static func line(label: String, fraction: Double, bytesPerSecond: Double, secondsLeft: Double,
+                     columns: Int) -> String {
+        let fraction = min(max(fraction.isFinite ? fraction : 0, 0), 1)
+        let width = 24
+        let filled = Int(fraction * Double(width))
+        let bar = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+            + "\(Int(fraction * 100))%"
+        let figures = "  \(formatted(bytesPerSecond / 1_000_000, digits: 1)) MB/s  "
+            + "ETA \(formatted(secondsLeft, digits: 0)) s"
+        let room = columns - 1  // The last column would make some terminals wrap.
+        var text = bar + figures
+        if displayWidth(text) > room { text = bar }
+        if displayWidth(text) > room { return String(text.suffix(max(room, 0))) }
+        let labelRoom = room - displayWidth(text) - 1
+        guard labelRoom >= 4 else { return text }
+        var shown = label
+        if displayWidth(shown) > labelRoom {
+            // Keep the end of the name, which tells files apart.
+            var tail: [Character] = []
+            var used = 1
+            for character in label.reversed() {
+                let size = displayWidth(String(character))
+                guard used + size <= labelRoom else { break }
+                tail.insert(character, at: 0)
+                used += size
+            }
+            shown = "…" + String(tail)
+        }
+        return shown + " " + text
+    }
+
+    /// Columns a terminal gives `text`: East Asian and other non-ASCII characters are
+    /// counted as two (an overestimate for some, never an underestimate).
+    static func displayWidth(_ text: String) -> Int {
+        text.unicodeScalars.reduce(0) { $0 + ($1.isASCII || $1 == "…" ? 1 : 2) }
     }
 
     /// Erases the bar.

@@ -15,9 +15,9 @@ let usage = """
     Usage:
       extract-audio [OPTIONS] INPUT OUTPUT.m4a
       extract-audio [OPTIONS] INPUT… --output-dir DIR
-      extract-audio probe [--json] INPUT
+      extract-audio probe [--json] INPUT          (or: extract-audio --list INPUT)
       extract-audio mux VIDEO --audio MUSIC… [--offset S] [--loop] [--keep-original-audio] OUTPUT.mp4
-      extract-audio --help | --version
+      extract-audio help | --help | --version
 
     Copies an audio track of an MP4/MOV/M4A/3GP file (regular or fragmented) into a new
     .m4a without re-encoding: the packets and their timing are kept exactly (like
@@ -28,18 +28,27 @@ let usage = """
       -t, --track N       extract the N-th audio track, counted from 0 (default: the first)
           --track-id ID   extract the audio track with this track ID (see probe)
       -o, --output-dir DIR
-                          extract each INPUT to DIR/NAME.m4a; a failing file does not stop
-                          the others, and a summary is printed at the end
+                          extract each INPUT to DIR/NAME.m4a (DIR is created if missing); a
+                          failing file does not stop the others, and a summary is printed at
+                          the end; inputs of the same name get NAME-2.m4a, NAME-3.m4a, …
           --overwrite     replace an existing output (atomically); without it an existing
-                          file is never touched
+                          file is never touched. Only a regular file (or a link to one, which
+                          is replaced as a link) is ever replaced
+          --skip-existing leave inputs whose output exists alone (to rerun a batch)
           --salvage       when INPUT is truncated (a recording cut short), extract the
                           complete part and say on stderr how much was recovered
           --no-metadata   drop tags, cover art, chapters and the iTunSMPB gapless item
                           (kept by default; the edit list always keeps gapless timing)
-      -q, --quiet         print nothing but errors (no progress bar, no summary)
+      -q, --quiet         no progress bar, no "wrote" line, no summary; errors and warnings
+                          (something dropped, repaired or salvaged) still print
           --json          print one JSON object per input on stdout (result or error)
       -h, --help          show this help
           --version       show the version
+
+    INPUT - reads standard input (copied to a temporary file first, removed afterwards);
+    OUTPUT - streams the M4A to standard output, and the "wrote" line or --json object goes
+    to stderr; a stream cannot be taken back, so a failure midway exits non-zero after a
+    partial file has gone out. Each command takes only its own options.
 
     probe INPUT describes INPUT and its tracks (codec, sample rate, channels, duration,
     samples, bitrate, language, enabled); with --json as JSON. --list INPUT is the same.
@@ -61,6 +70,7 @@ let usage = """
 
     The output is written under a temporary name beside OUTPUT and moved into place only
     when complete; on failure or Ctrl-C nothing is left behind.
+    With --quiet, warnings (something dropped, repaired or salvaged) still print.
 
     Exit status:
       0 success            64 usage error          65 malformed or truncated input
@@ -94,33 +104,93 @@ func errorJSON(input: String?, output: String?, code: String, status: ExitStatus
                         ("error", .object(error)), ("peak_memory_kib", memory)]).compactText
 }
 
-/// Prints a failure as one line on stderr (or a JSON object on stdout) and gives its status.
-func report(_ error: Error, input: String?, output: String?, json: Bool) -> ExitStatus {
+/// The library's message with what only the command line knows: the file it is about when
+/// the message does not name it (a batch is unreadable otherwise), and the option that
+/// would help. The library itself never mentions command-line flags.
+func cliMessage(_ error: RemuxError, about files: [String], salvaging: Bool) -> String {
+    var message = error.message
+    if let subject = files.first, !files.contains(where: { message.contains($0) }) {
+        message = "\(subject): \(message)"
+    }
+    switch error.code {
+    case .destinationExists:
+        message += " (use --overwrite to replace it)"
+    case .truncatedInput where !salvaging && message.hasSuffix("which salvaging can extract"):
+        message += " (use --salvage)"
+    default: break
+    }
+    return message
+}
+
+/// Prints a failure as one line on stderr (or a JSON object on `jsonTo`) and gives its status.
+func report(_ error: Error, input: String?, output: String?, json: Bool, about files: [String] = [],
+            salvaging: Bool = false, jsonTo descriptor: Int32 = 1) -> ExitStatus {
     guard let error = error as? RemuxError else {
-        Terminal.error("\(error)")
+        Terminal.error("\(input.map { "\($0): " } ?? "")\(error)")
         return .ioError
     }
     let status = ExitStatus(error.code)
+    let message = cliMessage(error, about: files.isEmpty ? [input, output].compactMap { $0 } : files,
+                             salvaging: salvaging)
     if json {
-        Terminal.line(errorJSON(input: input, output: output, code: error.code.rawValue, status: status,
-                                message: error.message, path: error.boxPath, offset: error.byteOffset,
-                                reason: error.parseError?.code.rawValue))
+        Terminal.write(errorJSON(input: input, output: output, code: error.code.rawValue, status: status,
+                                 message: message, path: error.boxPath, offset: error.byteOffset,
+                                 reason: error.parseError?.code.rawValue) + "\n", to: descriptor)
     } else {
-        Terminal.error(error.message)
+        Terminal.error(message)
     }
     return status
 }
 
-func extract(_ job: Arguments.Job, arguments: Arguments) -> ExitStatus {
+/// How one input of a run ended.
+enum Outcome {
+    case extracted
+    case skipped
+    case failed(ExitStatus)
+}
+
+func extract(_ job: Arguments.Job, arguments: Arguments) -> Outcome {
+    let toStdout = job.output == Arguments.standardStream
+    let fromStdin = job.input == Arguments.standardStream
+    let shownInput = fromStdin ? "standard input" : job.input
+    let shownOutput = toStdout ? "standard output" : job.output
+    // With the M4A on stdout, everything said goes to stderr.
+    let reportTo: Int32 = toStdout ? 2 : 1
+    if arguments.skipExisting && !toStdout {
+        var status = stat()
+        if lstat(job.output, &status) == 0 {
+            if !arguments.quiet && !arguments.json {
+                Terminal.write("skipped \(job.input): \(job.output) exists\n", to: reportTo)
+            }
+            return .skipped
+        }
+    }
     let track: TrackChoice = arguments.trackID.map { .trackID($0) }
         ?? arguments.audioTrack.map { .audioIndex($0) } ?? .firstAudio
     let options = ExtractionOptions(track: track, overwrite: arguments.overwrite, salvage: arguments.salvage,
                                     keepMetadata: arguments.keepMetadata)
     let bar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal ? ProgressBar(label: job.input) : nil
     let start = Terminal.now()
+    var spool: SpooledFile?
+    defer { spool?.remove() }
     do {
-        let result = try AudioExtractor.extract(from: job.input, to: job.output, options: options,
+        let input: InputFile
+        if fromStdin {
+            let copy = try SpooledFile(copying: 0)
+            spool = copy
+            input = try InputFile(path: copy.path, name: shownInput)
+        } else {
+            input = try InputFile(path: job.input)
+        }
+        let result: ExtractionResult
+        if toStdout {
+            var sink = StreamSink()
+            result = try AudioExtractor.extract(from: input, to: &sink, options: options,
                                                 progress: bar.map { bar in { bar.update($0) } })
+        } else {
+            result = try AudioExtractor.extract(from: input, to: job.output, options: options,
+                                                progress: bar.map { bar in { bar.update($0) } })
+        }
         bar?.finish()
         let seconds = Terminal.now() - start
         if arguments.json {
@@ -128,36 +198,60 @@ func extract(_ job: Arguments.Job, arguments: Arguments) -> ExitStatus {
                 ("input", .string(job.input)), ("output", .string(job.output)), ("status", .string("ok")),
                 ("codec", .string(result.codec)), ("sample_rate", .int(result.sampleRate)),
                 ("channels", .int(result.channelCount)), ("duration", .double(result.duration)),
-                ("packets", .int(result.sampleCount)), ("bytes", .int(Int(result.bytesWritten))),
+                ("packets", .int(result.sampleCount)), ("bytes", .int(Int(clamping: result.bytesWritten))),
                 ("seconds", .double(seconds)), ("peak_memory_kib", .optional(Terminal.peakMemoryKiB())),
                 ("notes", .array(result.notes.map(JSON.string))),
+                ("warnings", .array(result.warnings.map(JSON.string))),
             ]
             if let salvage = result.salvage {
-                members.append(("salvaged", .object([("file_length", .int(Int(salvage.fileLength))),
-                                                     ("cut_box_offset", .int(Int(salvage.cutBoxOffset))),
+                members.append(("salvaged", .object([("file_length", .int(Int(clamping: salvage.fileLength))),
+                                                     ("cut_box_offset", .int(Int(clamping: salvage.cutBoxOffset))),
                                                      ("recovered_seconds", .double(salvage.recoveredSeconds))])))
             }
-            Terminal.line(JSON.object(members).compactText)
-            return .success
+            Terminal.write(JSON.object(members).compactText + "\n", to: reportTo)
+            return .extracted
         }
         if !arguments.quiet {
-            for note in result.notes { Terminal.warning(note) }
+            for note in result.notes { Terminal.warning("\(shownInput): \(note)") }
         }
+        // Said even with --quiet: they are not progress, the output differs from the input.
+        for warning in result.warnings { Terminal.warning("\(shownInput): \(warning)") }
         if let salvage = result.salvage {
-            // Said even with --quiet: the output is knowingly incomplete.
-            Terminal.warning("\(job.input) is truncated at byte \(salvage.fileLength) (in the box at byte "
-                             + "\(salvage.cutBoxOffset)); recovered \(formatted(salvage.recoveredSeconds, digits: 3)) s "
-                             + "of audio")
+            Terminal.warning("\(shownInput) is truncated at byte \(salvage.fileLength) (in the box at byte "
+                             + "\(salvage.cutBoxOffset)); recovered "
+                             + "\(formatted(salvage.recoveredSeconds, digits: 3)) s of audio")
         }
         if !arguments.quiet {
-            Terminal.line("wrote \(result.outputPath): \(result.codec), \(result.sampleRate) Hz, "
-                          + "\(result.channelCount) ch, \(formatted(result.duration, digits: 3)) s, "
-                          + "\(result.sampleCount) packets, \(result.bytesWritten) bytes")
+            Terminal.write("wrote \(toStdout ? shownOutput : result.outputPath): \(result.codec), "
+                           + "\(result.sampleRate) Hz, \(result.channelCount) ch, "
+                           + "\(formatted(result.duration, digits: 3)) s, \(result.sampleCount) packets, "
+                           + "\(result.bytesWritten) bytes\n", to: reportTo)
         }
-        return .success
+        return .extracted
     } catch {
         bar?.finish()
-        return report(error, input: job.input, output: job.output, json: arguments.json)
+        return .failed(report(error, input: job.input, output: job.output, json: arguments.json,
+                              about: [shownInput, shownOutput], salvaging: arguments.salvage, jsonTo: reportTo))
+    }
+}
+
+/// Creates `path` and its missing parents (`mkdir -p`).
+func makeDirectory(_ path: String) throws {
+    var status = stat()
+    if stat(path, &status) == 0 {
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            throw RemuxError(.cannotCreateOutput, "cannot use \(path) as the output directory: it is not a directory")
+        }
+        return
+    }
+    var parent = path
+    while parent.count > 1 && parent.hasSuffix("/") { parent.removeLast() }
+    if let slash = parent.lastIndex(of: "/"), slash != parent.startIndex {
+        try makeDirectory(String(parent[..<slash]))
+    }
+    if mkdir(path, 0o777) != 0 && errno != EEXIST {
+        let reason = String(cString: strerror(errno))
+        throw RemuxError(.cannotCreateOutput, "cannot create the output directory \(path): \(reason)")
     }
 }
 
@@ -199,9 +293,12 @@ func run() -> ExitStatus {
             let result = try BackgroundMusic.mux(video: video, music: music, to: output, options: options)
             if arguments.json {
                 Terminal.line(JSON.object([
+                    ("video", .string(video)), ("music", .array(music.map(JSON.string))),
                     ("output", .string(output)), ("status", .string("ok")),
-                    ("video_duration", .double(result.videoDuration)), ("music_duration", .double(result.musicDuration)),
-                    ("clips_placed", .int(result.clipsPlaced)), ("bytes", .int(Int(result.bytesWritten))),
+                    ("video_duration", .double(result.videoDuration)),
+                    ("music_duration", .double(result.musicDuration)),
+                    ("clips_placed", .int(result.clipsPlaced)), ("bytes", .int(Int(clamping: result.bytesWritten))),
+                    ("peak_memory_kib", .optional(Terminal.peakMemoryKiB())),
                 ]).compactText)
             } else if !arguments.quiet {
                 Terminal.line("wrote \(output): \(result.videoTrackCount) video track(s), music from "
@@ -210,20 +307,41 @@ func run() -> ExitStatus {
             }
             return .success
         } catch {
-            return report(error, input: video, output: output, json: arguments.json)
+            return report(error, input: video, output: output, json: arguments.json, about: [video] + music + [output])
         }
     case .extract(let jobs):
+        if let job = jobs.first, job.output == Arguments.standardStream, isatty(1) != 0 {
+            Terminal.error("standard output is a terminal: redirect it to a file or a pipe to receive the M4A")
+            return .usage
+        }
+        if let directory = arguments.outputDirectory {
+            do {
+                try makeDirectory(directory)
+            } catch {
+                return report(error, input: nil, output: directory, json: arguments.json, about: [directory])
+            }
+        }
         var firstFailure: ExitStatus?
         var failed = 0
+        var skipped = 0
         for job in jobs {
-            let status = extract(job, arguments: arguments)
-            if status != .success {
+            switch extract(job, arguments: arguments) {
+            case .extracted: break
+            case .skipped: skipped += 1
+            case .failed(let status):
                 failed += 1
                 firstFailure = firstFailure ?? status
             }
         }
         if jobs.count > 1 && !arguments.quiet && !arguments.json {
-            let summary = "\(jobs.count - failed) of \(jobs.count) extracted" + (failed > 0 ? ", \(failed) failed" : "")
+            var summary = "\(jobs.count - failed - skipped) of \(jobs.count) extracted"
+                + (skipped > 0 ? ", \(skipped) skipped (output exists)" : "") + (failed > 0 ? ", \(failed) failed" : "")
+            let renamed = jobs.filter { $0.collidedWith != nil }
+            if !renamed.isEmpty {
+                summary += "; same names: " + renamed.map { job in
+                    "\(job.input) was written as \(job.output) (\(job.collidedWith ?? "") took the name)"
+                }.joined(separator: ", ")
+            }
             Terminal.write("extract-audio: \(summary)\n", to: 2)
         }
         return firstFailure ?? .success

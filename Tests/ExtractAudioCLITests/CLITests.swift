@@ -41,7 +41,7 @@ final class CLITests: XCTestCase {
         let output = directory.file("out.m4a")
         let result = try run([input, output])
         XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertEqual(result.stderr, "extract-audio: warning: the input has no video track: it is already "
+        XCTAssertEqual(result.stderr, "extract-audio: warning: \(input): the input has no video track: it is already "
                        + "audio-only, and the output holds the same audio repackaged\n")
         XCTAssertTrue(result.stdout.hasPrefix("wrote \(output): mp4a.40.2, 44100 Hz, 2 ch"), result.stdout)
         XCTAssertEqual(try Movie(reading: MemoryByteSource(readFile(output))).tracks.count, 1)

@@ -74,20 +74,20 @@ public enum BackgroundMusic {
         guard !clipPaths.isEmpty else {
             throw RemuxError(.noAudioTrack, "no music clips were given")
         }
-        let videoInput = try InputFile(path: videoPath)
+        let videoInput = try blaming(video: videoPath) { try InputFile(path: videoPath) }
         var inputs = [videoInput]
-        for path in clipPaths { inputs.append(try InputFile(path: path)) }
-        if let existing = FileIdentity(path: outputPath) {
-            if inputs.contains(where: { $0.identity == existing }) {
-                throw RemuxError(.sameFile, "\(outputPath) is one of the inputs")
-            }
-            if !options.overwrite {
-                throw RemuxError(.destinationExists, "\(outputPath) already exists (use --overwrite to replace it)")
-            }
+        for (i, path) in clipPaths.enumerated() {
+            inputs.append(try blaming(clip: i, path) { try InputFile(path: path) })
         }
+        if let existing = FileIdentity(path: outputPath), inputs.contains(where: { $0.identity == existing }) {
+            throw RemuxError(.sameFile, "\(outputPath) is one of the inputs")
+        }
+        try Destination.check(outputPath, overwrite: options.overwrite)
 
         // The video.
-        let videoMovie = try parse { try Movie(reading: videoInput) }
+        let videoMovie = try blaming(video: videoPath) {
+            try explained(parse { try Movie(reading: videoInput) }, source: videoInput)
+        }
         let videoTracks = videoMovie.tracks.filter { $0.handlerType == .vide }
         guard let mainVideo = videoTracks.first else {
             throw RemuxError(.noVideoTrack, "\(videoPath) has no video track (it has \(Extraction.describe(videoMovie.tracks)))")
@@ -103,7 +103,7 @@ public enum BackgroundMusic {
         // The clips.
         var clips: [Clip] = []
         for (i, path) in clipPaths.enumerated() {
-            clips.append(try Clip(path: path, input: inputs[i + 1], source: i + 1))
+            clips.append(try blaming(clip: i, path) { try Clip(path: path, input: inputs[i + 1], source: i + 1) })
         }
         let first = clips[0]
         for clip in clips.dropFirst() where !clip.sharesCoding(with: first) {
@@ -117,7 +117,7 @@ public enum BackgroundMusic {
         // The music track: clip after clip, each clip's priming skipped by its own edit.
         guard let videoTicks = ticks(videoSeconds, timescale), let offsetTicks = ticks(options.musicOffset, timescale),
               offsetTicks < videoTicks else {
-            throw RemuxError(.invalidInput, "the music would start at \(options.musicOffset) s, after the video ends "
+            throw RemuxError(.invalidArgument, "the music would start at \(options.musicOffset) s, after the video ends "
                              + "(\(videoSeconds) s)")
         }
         var mediaHeader = first.track.mediaHeader
@@ -205,6 +205,27 @@ public enum BackgroundMusic {
                          bytesWritten: output.position)
     }
 
+    /// Runs `body`, saying in its error that the video is at fault, unless it names it already.
+    static func blaming<T>(video path: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as RemuxError {
+            throw error.message.hasPrefix(path) ? error : error.prefixed("the video (\(path))")
+        }
+    }
+
+    /// Runs `body`, saying in its error which music clip (counted from 1) is at fault.
+    static func blaming<T>(clip index: Int, _ path: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as RemuxError {
+            throw error.prefixed("music clip \(index + 1) (\(path))")
+        }
+    }
+
+    /// `parsed`, or its error with what the file looks like when it is not an MP4 at all.
+    static func explained(_ parsed: @autoclosure () throws -> Movie, source: some ByteSource) throws -> Movie {
+        do { return try parsed() } catch let error as RemuxError {
+            throw FileSignature.explain(error, source: source)
+        }
+    }
+
     /// About 300 hours of 48 kHz AAC: far beyond any video, low enough to stay in memory.
     static let maximumMusicSamples = 50_000_000
 
@@ -244,7 +265,7 @@ struct Clip {
     init(path: String, input: InputFile, source: Int) throws {
         self.path = path
         self.source = source
-        movie = try parse { try Movie(reading: input) }
+        movie = try BackgroundMusic.explained(parse { try Movie(reading: input) }, source: input)
         track = try Extraction.select(.firstAudio, in: movie, name: path)
         try Extraction.checkSamplesAreInFile(track)
         (table, _) = try Extraction.sampleTable(of: track, in: movie, source: input, salvage: false, name: path)

@@ -19,24 +19,34 @@ public final class InputFile: ByteSource {
 
     /// Opens `path` read-only. Throws ``RemuxError/Code/cannotOpenInput`` when it cannot be
     /// opened or is not a regular file: the parser needs random access and a fixed length,
-    /// which a pipe or a device cannot promise.
-    public init(path: String) throws {
+    /// which a pipe or a device cannot promise; and ``RemuxError/Code/invalidInput`` when it
+    /// is empty, which no media file is.
+    ///
+    /// - Parameter name: how to call the file in messages, when not by `path` (a copy of
+    ///   standard input is "standard input").
+    public init(path: String, name: String? = nil) throws {
+        let shown = name ?? path
         let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
-            throw RemuxError(.cannotOpenInput, "cannot open \(path): \(errorText(errno))")
+            throw RemuxError(.cannotOpenInput, "cannot open \(shown): \(errorText(errno))")
         }
         var status = stat()
         guard fstat(fd, &status) == 0 else {
             let code = errno
             close(fd)
-            throw RemuxError(.cannotOpenInput, "cannot read \(path): \(errorText(code))")
+            throw RemuxError(.cannotOpenInput, "cannot read \(shown): \(errorText(code))")
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
             close(fd)
-            throw RemuxError(.cannotOpenInput, "\(path) is not a regular file")
+            throw RemuxError(.cannotOpenInput, "\(shown) is \(Destination.describe(status.st_mode & S_IFMT)), "
+                             + "not a regular file")
+        }
+        guard status.st_size > 0 else {
+            close(fd)
+            throw RemuxError(.invalidInput, "\(shown) is empty (0 bytes)")
         }
         descriptor = fd
-        self.path = path
+        self.path = shown
         length = UInt64(status.st_size)
         identity = FileIdentity(status)
     }

@@ -23,15 +23,13 @@ final class OutputFile: ByteSink {
     private(set) var position: UInt64 = 0
 
     /// Creates the temporary file. Fails with `.destinationExists` if `destination` exists
-    /// and `overwrite` is false (checked again, atomically, when publishing).
+    /// and `overwrite` is false (checked again, atomically, when publishing), and with
+    /// `.cannotCreateOutput` if it is anything but a regular file or a link to one.
     init(destination: String, overwrite: Bool) throws {
-        if !overwrite && FileIdentity(path: destination) != nil {
-            throw RemuxError(.destinationExists, "\(destination) already exists (use --overwrite to replace it)")
-        }
+        try Destination.check(destination, overwrite: overwrite)
         let directory = directoryName(of: destination)
-        let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         let path = (directory == "." && !destination.hasPrefix("./") ? "" : directory + "/")
-            + ".\(baseName(of: destination)).extract-audio-\(getpid())-\(random).tmp"
+            + Self.temporaryName(for: baseName(of: destination))
         // Registered before it exists, so that a signal arriving right after open(2) still
         // finds it; removing a file not yet created is harmless.
         let slot = TemporaryFiles.register(path)
@@ -52,6 +50,24 @@ final class OutputFile: ByteSink {
 
     deinit {
         discard()
+    }
+
+    /// `.NAME.extract-audio-PID-RANDOM.tmp`, with NAME shortened (at a character boundary)
+    /// so that the whole name fits `NAME_MAX` (255 bytes) however long the destination's
+    /// name is: a name that fits the file system as a destination must fit as a temporary.
+    static func temporaryName(for name: String) -> String {
+        let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let suffix = ".extract-audio-\(getpid())-\(random).tmp"
+        let budget = 255 - 1 - suffix.utf8.count  // The leading dot, then the suffix.
+        var kept = ""
+        var bytes = 0
+        for character in name {
+            let size = character.utf8.count
+            guard bytes + size <= budget else { break }
+            kept.append(character)
+            bytes += size
+        }
+        return "." + kept + suffix
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
@@ -100,6 +116,8 @@ final class OutputFile: ByteSink {
         close(descriptor)
         descriptor = -1
         if overwrite {
+            // Whatever appeared meanwhile must also be a regular file (or a link) to be replaced.
+            try Destination.check(destination, overwrite: true)
             guard rename(temporaryPath, destination) == 0 else {
                 throw RemuxError(.cannotCreateOutput, "cannot replace \(destination): \(errorText(errno))")
             }
@@ -124,7 +142,9 @@ final class OutputFile: ByteSink {
             code = errno
         }
         if code == EEXIST {
-            throw RemuxError(.destinationExists, "\(destination) was created by someone else while extracting; "
+            // Checked before writing: something appeared meanwhile (or a check raced with it).
+            try Destination.check(destination, overwrite: false)
+            throw RemuxError(.destinationExists, "\(destination) was created by someone else while writing; "
                              + "it was left untouched")
         }
         throw RemuxError(.cannotCreateOutput, "cannot create \(destination): \(errorText(code))")
@@ -149,5 +169,51 @@ final class OutputFile: ByteSink {
         }
         TemporaryFiles.unregister(slot)
         slot = nil
+    }
+}
+
+/// What is at a destination path, and whether it may be replaced.
+enum Destination {
+    /// Throws unless `path` may be written: nothing is there, or (with `overwrite`) a
+    /// regular file or a symbolic link to an existing file, which is replaced as a link
+    /// (`rename(2)` never follows it, so its target is left untouched). A directory, a
+    /// device, a FIFO or a socket is never replaced, nor is a dangling link: the messages
+    /// say what is there and hint at no way to force it.
+    static func check(_ path: String, overwrite: Bool) throws {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return }
+        let kind = status.st_mode & S_IFMT
+        if kind == S_IFLNK {
+            var target = stat()
+            guard stat(path, &target) == 0 else {
+                throw RemuxError(.cannotCreateOutput, "\(path) is a symbolic link to \(linkTarget(path)), which does "
+                                 + "not exist; the link was left untouched")
+            }
+        } else if kind != S_IFREG {
+            throw RemuxError(.cannotCreateOutput, "\(path) is \(describe(kind)): only a regular file "
+                             + "can be replaced by the output")
+        }
+        if !overwrite {
+            throw RemuxError(.destinationExists, "\(path) already exists"
+                             + (kind == S_IFLNK ? " (a symbolic link to \(linkTarget(path)))" : ""))
+        }
+    }
+
+    static func describe(_ kind: mode_t) -> String {
+        switch kind {
+        case S_IFDIR: return "a directory"
+        case S_IFCHR: return "a device (character special file)"
+        case S_IFBLK: return "a device (block special file)"
+        case S_IFIFO: return "a FIFO (named pipe)"
+        case S_IFSOCK: return "a socket"
+        default: return "not a regular file"
+        }
+    }
+
+    static func linkTarget(_ path: String) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return "?" }
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -19,4 +19,8 @@ void csystem_will_need(int fd, off_t offset, off_t length);
 // to `out` at its current position, in the kernel. Returns the bytes copied.
 ssize_t csystem_copy_file_range(int in, off_t *in_offset, int out, size_t length);
 
+// The width of the terminal on `fd` in columns (ioctl TIOCGWINSZ), or 0 when `fd` is not a
+// terminal or the terminal does not say. Swift cannot call the variadic ioctl itself.
+int csystem_terminal_columns(int fd);
+
 #endif

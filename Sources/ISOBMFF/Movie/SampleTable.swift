@@ -126,8 +126,8 @@ public struct SampleTable: Sendable {
                 return false
             }
             if chunk.byteCount > 0, let hit = excluded.first(where: { $0.overlaps(chunk.offset..<end) }) {
-                failure = fail(chunkType, "chunk at byte \(chunk.offset) overlaps the box at bytes "
-                               + "\(hit.lowerBound)..<\(hit.upperBound)")
+                failure = fail(chunkType, "chunk at byte \(chunk.offset) overlaps the box at byte "
+                               + "\(hit.lowerBound) (\(hit.upperBound - hit.lowerBound) bytes long)")
                 return false
             }
             // One track's samples cannot hold more bytes than the file unless chunks overlap,

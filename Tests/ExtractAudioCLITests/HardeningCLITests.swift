@@ -1,0 +1,384 @@
+import Foundation
+import ISOBMFF
+import TestSupport
+import XCTest
+
+@testable import extract_audio
+
+/// Issue 11, points 7–14: what the tool may replace, how it names outputs, `-` for the
+/// standard streams, which options each command takes, and what `--quiet` keeps.
+final class HardeningCLITests: XCTestCase {
+    let directory = TemporaryDirectory()
+
+    override func tearDown() {
+        directory.remove()
+    }
+
+    struct Run {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var reason: Process.TerminationReason
+        var text: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// Runs the tool with `stdin` (a file handle, or nothing), in `directory` unless told.
+    func run(_ arguments: [String], stdin: Any? = nil, cwd: String? = nil,
+             environment: [String: String]? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLITests.executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: cwd ?? directory.path)
+        if let environment { process.environment = environment }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = stdin ?? FileHandle.nullDevice
+        try process.run()
+        let stdout = Collected()
+        let reader = Thread { stdout.data = out.fileHandleForReading.readDataToEndOfFile() }
+        reader.start()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !reader.isFinished { usleep(1000) }
+        return Run(status: process.terminationStatus, stdout: stdout.data,
+                   stderr: String(decoding: stderr, as: UTF8.self), reason: process.terminationReason)
+    }
+
+    final class Collected: @unchecked Sendable {
+        var data = Data()
+    }
+
+    func fileType(_ path: String) -> mode_t? {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return nil }
+        return status.st_mode & S_IFMT
+    }
+
+    func linkTarget(_ path: String) -> String? { try? FileManager.default.destinationOfSymbolicLink(atPath: path) }
+
+    // MARK: 7, 10: only regular files are replaced; links are replaced as links
+
+    func testOverwriteRefusesWhatIsNotARegularFile() throws {
+        let good = directory.write("good.mp4", SyntheticMovie().build())
+        let folder = directory.file("folder.m4a")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let fifo = directory.file("fifo.m4a")
+        XCTAssertEqual(mkfifo(fifo, 0o644), 0)
+        let node = directory.file("node.m4a")
+        let madeNode = mknod(node, S_IFCHR | 0o666, dev_t(1 << 8 | 3)) == 0  // Needs root.
+        var targets = [(folder, S_IFDIR, "a directory"), (fifo, S_IFIFO, "a FIFO")]
+        if madeNode { targets.append((node, S_IFCHR, "a device")) }
+        for (path, kind, word) in targets {
+            for overwrite in [true, false] {
+                let result = try run((overwrite ? ["--overwrite"] : []) + [good, path])
+                XCTAssertEqual(result.status, 73, "\(path): \(result.stderr)")
+                XCTAssertTrue(result.stderr.contains(path), result.stderr)
+                XCTAssertTrue(result.stderr.contains(word), result.stderr)
+                XCTAssertTrue(result.stderr.contains("only a regular file"), result.stderr)
+                XCTAssertFalse(result.stderr.contains("--overwrite"), "no hint to force it: \(result.stderr)")
+                XCTAssertEqual(fileType(path), kind, "\(path) was replaced")
+            }
+        }
+        // Never /dev/null itself: before the fix this test replaced the device node it names.
+        XCTAssertEqual(directory.contents.filter { $0.contains(".extract-audio-") }, [])
+    }
+
+    func testASymlinkIsReplacedAsALinkAndItsTargetIsUntouched() throws {
+        let good = directory.write("good.mp4", SyntheticMovie().build())
+        let target = directory.write("target.m4a", [1, 2, 3])
+        let link = directory.file("link.m4a")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let refused = try run([good, link])
+        XCTAssertEqual(refused.status, 73, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("already exists"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("--overwrite"), "the CLI adds the hint: \(refused.stderr)")
+        let replaced = try run(["--overwrite", good, link])
+        XCTAssertEqual(replaced.status, 0, replaced.stderr)
+        XCTAssertEqual(fileType(link), S_IFREG, "the link itself is replaced")
+        XCTAssertEqual(readFile(target), [1, 2, 3], "the target is untouched")
+    }
+
+    func testADanglingSymlinkIsRefusedAndSaysSo() throws {
+        let good = directory.write("good.mp4", SyntheticMovie().build())
+        let link = directory.file("dangling.m4a")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: directory.file("nowhere.m4a"))
+        for arguments in [[good, link], ["--overwrite", good, link]] {
+            let result = try run(arguments)
+            XCTAssertEqual(result.status, 73, result.stderr)
+            XCTAssertTrue(result.stderr.contains("symbolic link"), result.stderr)
+            XCTAssertTrue(result.stderr.contains("does not exist"), result.stderr)
+            XCTAssertFalse(result.stderr.contains("someone else"), result.stderr)
+            XCTAssertFalse(result.stderr.contains("--overwrite"), result.stderr)
+            XCTAssertEqual(linkTarget(link), directory.file("nowhere.m4a"))
+            XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("nowhere.m4a")))
+        }
+    }
+
+    func testLibraryMessagesCarryNoCommandLineFlags() throws {
+        let sources = URL(fileURLWithPath: fixturesDirectory).deletingLastPathComponent()
+            .appendingPathComponent("Sources")
+        for module in ["AudioRemux", "ISOBMFF"] {
+            let enumerator = FileManager.default.enumerator(atPath: sources.appendingPathComponent(module).path)
+            while let name = enumerator?.nextObject() as? String {
+                guard name.hasSuffix(".swift") else { continue }
+                let text = try String(contentsOfFile: sources.appendingPathComponent(module + "/" + name).path,
+                                      encoding: .utf8)
+                let code = text.split(separator: "\n").filter {
+                    !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//")
+                }
+                for line in code {
+                    XCTAssertFalse(line.contains("\"") && line.contains("use --"), "\(name): \(line)")
+                    XCTAssertFalse(line.contains(")..<\\("), "Swift range syntax in a message: \(name): \(line)")
+                }
+            }
+        }
+    }
+
+    // MARK: 8: batch collisions
+
+    func testBatchGivesInputsOfTheSameNameDistinctOutputs() throws {
+        for sub in ["a", "b", "c"] {
+            try FileManager.default.createDirectory(atPath: directory.file(sub), withIntermediateDirectories: false)
+        }
+        let first = directory.write("a/x.mp4", SyntheticMovie(sampleCount: 4).build())
+        let second = directory.write("b/x.mp4", SyntheticMovie(sampleCount: 6).build())
+        let third = directory.write("c/x-2.mov", SyntheticMovie(sampleCount: 8).build())
+        let out = directory.file("out")
+        for overwrite in [false, true] {
+            let result = try run((overwrite ? ["--overwrite"] : []) + [first, second, third, "-o", out])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).sorted(),
+                           ["x-2.m4a", "x-3.m4a", "x.m4a"])
+            XCTAssertTrue(result.stderr.contains("3 of 3 extracted"), result.stderr)
+            XCTAssertTrue(result.stderr.contains("\(second) was written as \(out)/x-3.m4a"), result.stderr)
+            for (name, count) in [("x.m4a", 4), ("x-3.m4a", 6), ("x-2.m4a", 8)] {
+                let movie = try Movie(reading: MemoryByteSource(readFile(out + "/" + name)))
+                XCTAssertEqual(try SampleTable(boxes: movie.tracks[0].sampleTable(), fileLength: movie.fileLength)
+                    .sampleCount, count, name)
+            }
+        }
+    }
+
+    // MARK: 9: long names
+
+    func testOutputNamesUpToNameMaxWork() throws {
+        let good = directory.write("good.mp4", SyntheticMovie().build())
+        let japanese = String(repeating: "日本語の長い題名", count: 9) + ".m4a"  // 72 characters, 220 bytes.
+        XCTAssertEqual(japanese.count, 76)
+        let ascii = String(repeating: "a", count: 246) + ".m4a"  // 250 bytes.
+        for name in [japanese, ascii] {
+            let result = try run([good, directory.file(name)])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: directory.file(name)))
+        }
+        XCTAssertEqual(directory.contents.filter { $0.contains(".extract-audio-") }, [])
+    }
+
+    // MARK: 11: `-` for the standard streams
+
+    func testDashReadsStandardInputAndWritesStandardOutput() throws {
+        let input = fixture("aac-h264-faststart.mp4")
+        let reference = directory.file("reference.m4a")
+        XCTAssertEqual(try run([input, reference]).status, 0)
+        let expected = readFile(reference)
+        let spool = directory.file("spool")
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: false)
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = spool
+
+        // From a file redirected to stdin, and from a pipe.
+        let fromFile = try run(["-", "from-file.m4a"], stdin: FileHandle(forReadingAtPath: input),
+                               environment: environment)
+        XCTAssertEqual(fromFile.status, 0, fromFile.stderr)
+        XCTAssertEqual(readFile(directory.file("from-file.m4a")), expected)
+        let pipe = Pipe()
+        let writer = Thread {
+            pipe.fileHandleForWriting.write(Data(readFile(input)))
+            try? pipe.fileHandleForWriting.close()
+        }
+        writer.start()
+        let fromPipe = try run(["-", "from-pipe.m4a"], stdin: pipe, environment: environment)
+        XCTAssertEqual(fromPipe.status, 0, fromPipe.stderr)
+        XCTAssertEqual(readFile(directory.file("from-pipe.m4a")), expected)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: spool), [], "the spooled copy is removed")
+
+        // To stdout: the bytes on stdout, the report on stderr.
+        let toStdout = try run([input, "-"])
+        XCTAssertEqual(toStdout.status, 0, toStdout.stderr)
+        XCTAssertEqual([UInt8](toStdout.stdout), expected)
+        XCTAssertTrue(toStdout.stderr.contains("wrote standard output"), toStdout.stderr)
+        let json = try run(["--json", input, "-"])
+        XCTAssertEqual([UInt8](json.stdout), expected)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stderr.utf8)) as? [String: Any])
+        XCTAssertEqual(object["output"] as? String, "-")
+        XCTAssertEqual(object["bytes"] as? Int, expected.count)
+        let both = try run(["-", "-"], stdin: FileHandle(forReadingAtPath: input), environment: environment)
+        XCTAssertEqual([UInt8](both.stdout), expected)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("-")), "never a file named -")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: spool), [])
+
+        // A failure before the first byte writes nothing to stdout.
+        let bad = try run([directory.write("noise.bin", [UInt8](repeating: 7, count: 100)), "-"])
+        XCTAssertEqual(bad.status, 65)
+        XCTAssertEqual(bad.stdout.count, 0)
+        let empty = try run(["-", "e.m4a"], environment: environment)
+        XCTAssertEqual(empty.status, 65, empty.stderr)
+        XCTAssertTrue(empty.stderr.contains("standard input is empty"), empty.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: spool), [])
+        // mux and batch runs do not take `-`.
+        XCTAssertEqual(try run(["mux", input, "--audio", input, "-"]).status, 64)
+        XCTAssertEqual(try run(["-", input, "-o", directory.path]).status, 64)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("-")))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("-.m4a")))
+    }
+
+    func testAStreamThatBreaksMidwayExitsNonZero() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLITests.executable)
+        process.arguments = [fixture("aac-5.1.mp4"), "-"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)  // A stray "-" lands there.
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try out.fileHandleForReading.close()  // The reader is gone before the first byte.
+        try process.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .exit)
+        XCTAssertEqual(process.terminationStatus, 74, stderr)
+        XCTAssertTrue(stderr.contains("standard output"), stderr)
+    }
+
+    func testASignalWhileSpoolingRemovesTheSpool() throws {
+        let spool = directory.file("spool")
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: false)
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = spool
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLITests.executable)
+        process.arguments = ["-", directory.file("o.m4a")]
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardInput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        pipe.fileHandleForWriting.write(Data(readFile(fixture("aac-h264-faststart.mp4")).prefix(1000)))
+        let deadline = Date().addingTimeInterval(20)
+        while (try FileManager.default.contentsOfDirectory(atPath: spool)).isEmpty && Date() < deadline { usleep(2000) }
+        XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty, "spooling never began")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 143)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: spool), [])
+    }
+
+    // MARK: 12: messages
+
+    func testMessagesNameTheFileAndCallAnEmptyFileEmpty() throws {
+        let empty = directory.write("empty.mp4", [])
+        let result = try run([empty, directory.file("o.m4a")])
+        XCTAssertEqual(result.status, 65, result.stderr)
+        XCTAssertTrue(result.stderr.contains("\(empty) is empty"), result.stderr)
+
+        var corrupt = SyntheticMovie()
+        corrupt.sampleToChunk.entries[0].firstChunk = 0
+        let bad = directory.write("corrupt.mp4", corrupt.build())
+        let good = directory.write("good.mp4", SyntheticMovie().build())
+        let batch = try run([good, bad, "-o", directory.file("out")])
+        XCTAssertTrue(batch.stderr.contains("error: \(bad): moov/trak[1]"), batch.stderr)
+
+        // mux says which input is at fault, and what a non-MP4 input looks like.
+        let video = fixture("aac-h264-faststart.mp4")
+        let wav = directory.write("song.wav", Array("RIFF".utf8) + [0, 0, 0, 0] + Array("WAVEfmt ".utf8)
+                                  + [UInt8](repeating: 0, count: 40))
+        let clip = try run(["mux", video, "--audio", fixture("meta-itunes.m4a"), "--audio", wav,
+                            directory.file("m.mp4")])
+        XCTAssertEqual(clip.status, 65, clip.stderr)
+        XCTAssertTrue(clip.stderr.contains("music clip 2 (\(wav))"), clip.stderr)
+        XCTAssertTrue(clip.stderr.contains("WAV"), clip.stderr)
+        let notVideo = try run(["mux", wav, "--audio", fixture("meta-itunes.m4a"), directory.file("m.mp4")])
+        XCTAssertEqual(notVideo.status, 65, notVideo.stderr)
+        XCTAssertTrue(notVideo.stderr.contains("the video (\(wav))"), notVideo.stderr)
+        XCTAssertTrue(notVideo.stderr.contains("WAV"), notVideo.stderr)
+        let emptyClip = try run(["mux", video, "--audio", empty, directory.file("m.mp4")])
+        XCTAssertTrue(emptyClip.stderr.contains("\(empty) is empty"), emptyClip.stderr)
+    }
+
+    // MARK: 13: options per command
+
+    func testOptionsThatDoNotApplyAreRejected() throws {
+        let video = fixture("aac-h264-faststart.mp4")
+        let clip = fixture("meta-itunes.m4a")
+        for arguments in [["mux", "--track", "1", video, "--audio", clip, directory.file("m.mp4")],
+                          ["mux", "-o", directory.path, video, "--audio", clip, directory.file("m.mp4")],
+                          ["mux", "--salvage", video, "--audio", clip, directory.file("m.mp4")],
+                          ["probe", "--overwrite", video],
+                          ["probe", "--track", "0", video],
+                          ["--list", "--quiet", video],
+                          ["--loop", video, directory.file("o.m4a")],
+                          ["--skip-existing", "--overwrite", video, "-o", directory.path]] {
+            let result = try run(arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.hasPrefix("extract-audio: error: "), result.stderr)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("m.mp4")))
+        let late = try run(["mux", video, "--audio", clip, "--offset", "1000", directory.file("m.mp4")])
+        XCTAssertEqual(late.status, 64, late.stderr)
+        XCTAssertTrue(late.stderr.contains("after the video ends"), late.stderr)
+        let help = try run(["help"])
+        XCTAssertEqual(help.status, 0, help.stderr)
+        XCTAssertTrue(help.text.contains("Usage:"), help.text)
+    }
+
+    // MARK: 14: quiet, progress bar, reruns, output folder
+
+    func testQuietKeepsWarningsAndHelpSaysSo() throws {
+        let truncated = fixture("aac-h264-faststart-truncated.mp4")
+        let result = try run(["--quiet", "--salvage", truncated, directory.file("s.m4a")])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout.count, 0)
+        XCTAssertTrue(result.stderr.contains("warning: \(truncated) is truncated"), result.stderr)
+        let help = try run(["--help"])
+        XCTAssertTrue(help.text.contains("warnings (something dropped, repaired or salvaged) still print"), help.text)
+        XCTAssertTrue(help.text.contains("--skip-existing"), help.text)
+        // Batch with --quiet: no summary.
+        let good = directory.write("good.mp4", SyntheticMovie().build())
+        let batch = try run(["-q", good, good, "-o", directory.file("q")])
+        XCTAssertEqual(batch.status, 0, batch.stderr)
+        XCTAssertEqual(batch.stderr, "")
+    }
+
+    func testTheProgressBarNeverWraps() {
+        let label = "/a/very/long/path/" + String(repeating: "long-name-", count: 20) + "日本語.mp4"
+        for columns in [20, 40, 80, 200] {
+            let line = ProgressBar.line(label: label, fraction: 0.5, bytesPerSecond: 12_345_678, secondsLeft: 3,
+                                        columns: columns)
+            XCTAssertLessThan(ProgressBar.displayWidth(line), columns, "\(columns): \(line)")
+            XCTAssertTrue(line.contains("50%"), line)
+        }
+        XCTAssertTrue(ProgressBar.line(label: "x.mp4", fraction: 1, bytesPerSecond: 1e6, secondsLeft: 0, columns: 80)
+            .hasPrefix("x.mp4 ["))
+    }
+
+    func testSkipExistingAndAMissingOutputDirectory() throws {
+        let first = directory.write("first.mp4", SyntheticMovie().build())
+        let second = directory.write("second.mp4", SyntheticMovie(sampleCount: 4).build())
+        let out = directory.file("new/folder")
+        let created = try run([first, "-o", out])
+        XCTAssertEqual(created.status, 0, created.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out), ["first.m4a"])
+        let before = readFile(out + "/first.m4a")
+        let rerun = try run(["--skip-existing", first, second, "-o", out])
+        XCTAssertEqual(rerun.status, 0, rerun.stderr)
+        XCTAssertTrue(rerun.stderr.contains("1 of 2 extracted, 1 skipped"), rerun.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).sorted(), ["first.m4a", "second.m4a"])
+        XCTAssertEqual(readFile(out + "/first.m4a"), before)
+        let blocked = directory.write("file", [1])
+        let cannot = try run([first, "-o", blocked + "/sub"])
+        XCTAssertEqual(cannot.status, 73, cannot.stderr)
+        XCTAssertTrue(cannot.stderr.contains(blocked + "/sub"), cannot.stderr)
+    }
+}

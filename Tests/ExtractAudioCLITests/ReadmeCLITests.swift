@@ -1,0 +1,112 @@
+import Foundation
+import ISOBMFF
+import TestSupport
+import XCTest
+
+/// The README's promises about the command line, checked against the tool: every `--json`
+/// field it documents is emitted and every field emitted is documented, and its first
+/// command can be run twice.
+final class ReadmeCLITests: XCTestCase {
+    let directory = TemporaryDirectory()
+
+    override func tearDown() {
+        directory.remove()
+    }
+
+    static let readme: String = {
+        let root = URL(fileURLWithPath: fixturesDirectory).deletingLastPathComponent()
+        return (try? String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
+    }()
+
+    /// The field table of the README's `--json` section: field name -> the objects it is in
+    /// (`result`, `salvaged`, `failure`, `error`, `mux`).
+    static func documentedFields() -> [String: Set<String>] {
+        var fields: [String: Set<String>] = [:]
+        guard let start = readme.range(of: "### `--json`") else { return [:] }
+        let section = readme[start.upperBound...].prefix { _ in true }
+        let end = section.range(of: "\n### ")?.lowerBound ?? section.endIndex
+        for line in section[..<end].split(separator: "\n") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 4, cells[1].hasPrefix("`"), cells[1].hasSuffix("`") else { continue }
+            let name = String(cells[1].dropFirst().dropLast())
+            for object in cells[2].split(separator: ",") {
+                fields[object.trimmingCharacters(in: .whitespaces), default: []].insert(name)
+            }
+        }
+        return fields
+    }
+
+    func json(_ text: some StringProtocol) throws -> [String: Any] {
+        try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], String(text))
+    }
+
+    func testEveryJSONFieldIsDocumentedAndEveryDocumentedFieldIsEmitted() throws {
+        let documented = Self.documentedFields()
+        XCTAssertEqual(Set(documented.keys), ["result", "salvaged", "failure", "error", "mux"], "\(documented)")
+        var emitted: [String: Set<String>] = [:]
+        func record(_ object: [String: Any], as kind: String) {
+            let keys = Set(object.keys)
+            XCTAssertTrue(keys.isSubset(of: documented[kind] ?? []),
+                          "\(kind): undocumented \(keys.subtracting(documented[kind] ?? []).sorted())")
+            emitted[kind, default: []].formUnion(keys)
+        }
+
+        // Results, one salvaged.
+        let good = try runCLI(["--json", fixture("aac-h264-faststart.mp4"), directory.file("a.m4a")])
+        XCTAssertEqual(good.status, 0, good.stderr)
+        record(try json(good.stdout), as: "result")
+        let salvaged = try runCLI(["--json", "--salvage", fixture("aac-h264-faststart-truncated.mp4"),
+                                   directory.file("s.m4a")])
+        XCTAssertEqual(salvaged.status, 0, salvaged.stderr)
+        let salvageObject = try json(salvaged.stdout)
+        record(salvageObject, as: "result")
+        record(try XCTUnwrap(salvageObject["salvaged"] as? [String: Any]), as: "salvaged")
+
+        // Errors: one located in a box, one usage error.
+        var broken = SyntheticMovie()
+        broken.sampleToChunk.entries[0].firstChunk = 0
+        let corrupt = directory.write("corrupt.mp4", broken.build())
+        for arguments in [["--json", corrupt, directory.file("c.m4a")], ["--json", "--bogus"]] {
+            let failed = try runCLI(arguments)
+            XCTAssertNotEqual(failed.status, 0)
+            let object = try json(failed.stdout)
+            record(object, as: "failure")
+            record(try XCTUnwrap(object["error"] as? [String: Any]), as: "error")
+        }
+
+        // mux.
+        let mux = try runCLI(["mux", "--json", fixture("aac-h264-faststart.mp4"), "--audio", fixture("meta-itunes.m4a"),
+                              directory.file("m.mp4")])
+        XCTAssertEqual(mux.status, 0, mux.stderr)
+        record(try json(mux.stdout), as: "mux")
+
+        for (kind, fields) in documented {
+            XCTAssertEqual(emitted[kind] ?? [], fields,
+                           "\(kind): documented but never emitted: \(fields.subtracting(emitted[kind] ?? []).sorted())")
+        }
+    }
+
+    func testTheREADMEDocumentsList() {
+        XCTAssertTrue(Self.readme.contains("--list"), "the README documents --list")
+    }
+
+    /// The first command of the README, run twice, succeeds both times; the second is `swift test`.
+    func testTheFirstCommandWorksTwice() throws {
+        let block = try XCTUnwrap(Self.readme.components(separatedBy: "```sh\n").dropFirst().first)
+        let lines = block.components(separatedBy: "\n")
+        XCTAssertTrue(lines[1].hasPrefix("swift test"), lines[1])
+        let command = lines[0].components(separatedBy: "#")[0]
+        let prefix = "swift run -c release extract-audio "
+        XCTAssertTrue(command.hasPrefix(prefix), command)
+        var arguments = command.dropFirst(prefix.count).split(separator: " ").map(String.init)
+        let root = URL(fileURLWithPath: fixturesDirectory).deletingLastPathComponent().path
+        arguments = arguments.map { $0.hasPrefix("Fixtures/") ? root + "/" + $0 : $0 }
+        // The output, relative in the README, goes to a temporary folder here.
+        arguments[arguments.count - 1] = directory.file(arguments[arguments.count - 1])
+        for time in 1...2 {
+            let result = try runCLI(arguments)
+            XCTAssertEqual(result.status, 0, "run \(time): \(result.stderr)")
+        }
+    }
+}
