@@ -11,6 +11,8 @@ struct Extraction {
 
     let salvage: SalvageReport?
     let extras: OutputExtras
+    /// What the presentation rule ignored or fitted in the input's edit list.
+    let presentationWarnings: [String]
 
     /// - Parameter name: how to call the input in messages (its path).
     init(source: some ByteSource, options: ExtractionOptions, name: String) throws {
@@ -23,6 +25,13 @@ struct Extraction {
         try Self.checkSamplesAreInFile(track)
         (table, salvage) = try Self.sampleTable(of: track, in: movie, source: source, salvage: options.salvage,
                                                 name: name)
+        try Self.checkHasSamples(table, of: track, in: movie, name: name)
+        // The one presentation rule (shared with probe): an edit list that overflows or points
+        // outside the media is ignored, and the track presented whole, with a warning.
+        let presentation = TrackPresentation(track: track, movieTimescale: movie.header.timescale,
+                                             mediaDuration: table.totalDuration)
+        track.editList = presentation.editList(replacing: track.editList)
+        presentationWarnings = presentation.warnings
         let sizes = table.boxes.sampleSizes
         if sizes.constantSize == 0, let empty = sizes.sizes.firstIndex(of: 0) {
             let location = table.boxes.locations[.stsz] ?? table.boxes.locations[.stz2]
@@ -136,10 +145,11 @@ struct Extraction {
               track.mediaHeader.timescale == UInt32(clamping: codec.sampleRate),
               let presented = rescale(edit.segmentDuration, from: movie.header.timescale,
                                       to: track.mediaHeader.timescale) else { return nil }
-        let priming = UInt64(edit.mediaTime)
+        let priming = UInt64(edit.mediaTime)  // > 0, checked above.
         let total = table.totalDuration
-        guard priming + presented <= total else { return nil }
-        return (priming, total - priming - presented, presented)
+        let (end, overflow) = priming.addingReportingOverflow(presented)
+        guard !overflow, end <= total else { return nil }
+        return (priming, total - end, presented)  // end <= total, checked just above.
     }
 
     func result(outputPath: String, bytesWritten: UInt64) -> ExtractionResult {
@@ -147,7 +157,8 @@ struct Extraction {
                          sampleRate: codec.sampleRate, channelCount: codec.channelCount,
                          sampleCount: table.sampleCount,
                          duration: plan.presentedSeconds,
-                         bytesWritten: bytesWritten, salvage: salvage, notes: notes)
+                         bytesWritten: bytesWritten, salvage: salvage, notes: notes,
+                         warnings: presentationWarnings)
     }
 
     static func select(_ choice: TrackChoice, in movie: Movie, name: String) throws -> Track {
@@ -202,8 +213,11 @@ struct Extraction {
         let group = track.header.alternateGroup
         let alternates = movie.tracks.filter { $0.isAudio && $0.header.alternateGroup == group && group != 0 }
         if alternates.count > 1 {
+            let ids = alternates.map { alternate in
+                String(alternate.trackID) + (alternate.mediaHeader.languageCode.map { " (\($0))" } ?? "")
+            }
             notes.append("track \(track.trackID) is one of \(alternates.count) alternative audio tracks (group \(group): "
-                         + "IDs \(alternates.map { String($0.trackID) }.joined(separator: ", "))); "
+                         + "IDs \(ids.joined(separator: ", "))); "
                          + "another can be chosen by its track ID")
         }
         return notes
@@ -310,8 +324,23 @@ struct Extraction {
 
     /// The output's media duration: the input's `mdhd` duration, or the samples' total when
     /// the samples came from fragments (whose `mdhd` says 0) or were salvaged.
+    /// Never more than the samples hold: an `mdhd` claiming hours over a few samples would
+    /// otherwise be written (and reported) as the output's duration.
     static func mediaDuration(of track: Track, table: SampleTable, movie: Movie, salvage: SalvageReport?) -> UInt64 {
-        movie.isFragmented || salvage != nil ? table.totalDuration : track.mediaHeader.duration
+        movie.isFragmented || salvage != nil ? table.totalDuration : min(track.mediaHeader.duration, table.totalDuration)
+    }
+
+    /// Refuses a track without samples: its output would be an empty file that looks fine.
+    /// A file cut short before its first sample is called truncated.
+    static func checkHasSamples(_ table: SampleTable, of track: Track, in movie: Movie, name: String) throws {
+        guard table.sampleCount == 0 else { return }
+        if let cut = movie.truncatedBox {
+            throw RemuxError(.truncatedInput, "\(name) is truncated: it ends at byte \(movie.fileLength), inside the "
+                             + "\(cut.type) box at byte \(cut.offset), and audio track \(track.trackID) has no samples "
+                             + "before the cut")
+        }
+        let fragments = movie.isFragmented && movie.fragmentRanges.isEmpty ? " (the file has no movie fragments)" : ""
+        throw RemuxError(.invalidInput, "audio track \(track.trackID) of \(name) has no samples\(fragments)")
     }
 
     /// The seconds of audio `table` presents: its duration less the priming the edit list skips.

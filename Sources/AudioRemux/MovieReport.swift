@@ -65,8 +65,17 @@ public struct TrackReport: Sendable, Equatable {
     public var width: Int?
     /// Video: the picture height in pixels, from the sample entry.
     public var height: Int?
+    /// Video: how far the `tkhd` matrix turns the picture clockwise for display (0, 90,
+    /// 180 or 270 degrees); nil when the matrix is not a plain rotation.
+    public var rotation: Int?
     /// Why the track cannot be extracted, when it is audio that cannot.
     public var extractionProblem: String?
+    /// Audio that cannot be extracted as it is (``extractionProblem``) but can with
+    /// salvage (the complete part of a truncated file).
+    public var extractableWithSalvage = false
+    /// What the presentation of the track ignored or bounded (an edit list that overflows or
+    /// points outside the media), as extraction warns.
+    public var warnings: [String] = []
     /// The edit list (`elst`), in the movie timescale and the media timescale.
     public var editList: [EditListBox.Entry] = []
 }
@@ -75,52 +84,90 @@ extension AudioExtractor {
     /// Describes the file at `path` and its tracks.
     public static func probe(_ path: String) throws -> MovieReport {
         let input = try InputFile(path: path)
-        return try probe(input)
+        return try probe(input, name: path)
     }
 
-    /// Describes the movie in `source` and its tracks.
-    public static func probe(_ source: some ByteSource) throws -> MovieReport {
-        let movie = try parse { try Movie(reading: source) }
+    /// Describes the movie in `source` and its tracks; `name` is how messages call it.
+    public static func probe(_ source: some ByteSource, name: String = "input") throws -> MovieReport {
+        let movie: Movie
+        do {
+            movie = try parse { try Movie(reading: source) }
+        } catch let error as RemuxError {
+            // WAV, MKV, MP3, ADTS, TS: said as extraction says it.
+            throw FileSignature.explain(error, source: source)
+        }
         var tracks: [TrackReport] = []
         var audioIndex = 0
         for track in movie.tracks {
-            var report = try trackReport(track, movie: movie, source: source)
+            var report = try trackReport(track, movie: movie, source: source, name: name)
             if track.isAudio {
                 report.audioIndex = audioIndex
                 audioIndex += 1
             }
             tracks.append(report)
         }
+        // mvhd's duration is a claim: it counts only as far as some track's media reaches.
         let movieDuration = movie.header.timescale == 0 ? 0
             : Double(movie.header.duration) / Double(movie.header.timescale)
+        let longest = tracks.map(\.duration).max() ?? 0
         return MovieReport(
             majorBrand: movie.fileType?.majorBrand, minorVersion: movie.fileType?.minorVersion,
             compatibleBrands: movie.fileType?.compatibleBrands ?? [], isFragmented: movie.isFragmented,
             movieBoxOffset: movie.movieBoxRange.lowerBound,
-            movieBoxSize: movie.movieBoxRange.upperBound - movie.movieBoxRange.lowerBound,
-            duration: max(movieDuration, tracks.map(\.duration).max() ?? 0), tracks: tracks,
+            movieBoxSize: movie.movieBoxRange.upperBound - movie.movieBoxRange.lowerBound,  // A Range: ordered.
+            // mvhd may round up a little past the longest track; more than that is a claim the
+            // media does not back.
+            duration: movieDuration > longest && movieDuration - longest <= 1 ? movieDuration : longest, tracks: tracks,
             chapters: Chapters.read(movie, source: source),
             metadata: movie.userData.map(Metadata.items) ?? [])
     }
 
-    static func trackReport(_ track: Track, movie: Movie, source: some ByteSource) throws -> TrackReport {
-        let table: SampleTable?
-        if movie.isFragmented {
-            table = try? parse {
-                try SampleTable(boxes: movie.fragmentedTrack(track, in: source).boxes, fileLength: movie.fileLength)
+    /// What extracting audio `track` would do: plans the extraction (everything but the
+    /// writing), so that probe reports the very error extraction would hit; when that is a
+    /// truncation, plans it again with salvage.
+    static func plannedExtraction(of track: Track, source: some ByteSource, name: String)
+        -> (extraction: Extraction?, problem: String?, salvageable: Bool)
+    {
+        do {
+            let extraction = try Extraction(source: source, options: ExtractionOptions(track: .trackID(track.trackID)),
+                                            name: name)
+            return (extraction, nil, false)
+        } catch {
+            guard (error as? RemuxError)?.code == .truncatedInput,
+                  let salvaged = try? Extraction(source: source, options: ExtractionOptions(
+                    track: .trackID(track.trackID), salvage: true), name: name)
+            else { return (nil, "\(error)", false) }
+            return (salvaged, "\(error)", true)
+        }
+    }
+
+    static func trackReport(_ track: Track, movie: Movie, source: some ByteSource, name: String) throws -> TrackReport {
+        var table: SampleTable?
+        var planned: (extraction: Extraction?, problem: String?, salvageable: Bool) = (nil, nil, false)
+        if track.isAudio {
+            planned = plannedExtraction(of: track, source: source, name: name)
+            table = planned.extraction?.table
+        }
+        if table == nil {
+            if movie.isFragmented {
+                table = try? parse {
+                    try SampleTable(boxes: movie.fragmentedTrack(track, in: source).boxes, fileLength: movie.fileLength)
+                }
+            } else {
+                table = try? parse { try SampleTable(boxes: track.sampleTable(), fileLength: movie.fileLength) }
             }
-        } else {
-            table = try? parse { try SampleTable(boxes: track.sampleTable(), fileLength: movie.fileLength) }
         }
         let timescale = Double(track.mediaHeader.timescale)
-        let mediaTicks = movie.isFragmented ? table?.totalDuration ?? 0 : track.mediaHeader.duration
+        // What the media holds, as extraction counts it; the mdhd claim only when the tables
+        // cannot be read.
+        let mediaTicks = table.map {
+            Extraction.mediaDuration(of: track, table: $0, movie: movie, salvage: planned.extraction?.salvage)
+        } ?? (movie.isFragmented ? 0 : track.mediaHeader.duration)
         let mediaSeconds = timescale > 0 ? Double(mediaTicks) / timescale : 0
-        var duration = mediaSeconds
+        let presentation = TrackPresentation(track: track, movieTimescale: movie.header.timescale,
+                                             mediaDuration: mediaTicks)
+        let duration = presentation.seconds
         let edits = track.editList?.entries ?? []
-        if !edits.isEmpty, movie.header.timescale > 0 {
-            let total = edits.reduce(UInt64(0)) { $0 &+ $1.segmentDuration }
-            if total > 0 { duration = Double(total) / Double(movie.header.timescale) }
-        }
         let entry = track.sampleDescriptions.entries.first
         let format = entry?.format.description ?? "-"
         let kinds = ["soun": "audio", "vide": "video", "text": "text", "sbtl": "text", "subt": "text",
@@ -146,10 +193,15 @@ extension AudioExtractor {
                     report.channelCount = Int(parsed.channelCountV2 ?? UInt32(parsed.channelCount))
                 }
             }
-            let priming = edits.first { !$0.isEmpty }?.mediaTime ?? 0
-            report.primingSamples = Int(clamping: priming)
+            report.primingSamples = Int(clamping: presentation.priming)
+            if let problem = planned.problem, report.extractionProblem == nil {
+                report.extractionProblem = problem
+            }
+            report.extractableWithSalvage = planned.salvageable
+            report.warnings = planned.extraction?.presentationWarnings ?? presentation.warnings
         } else if track.handlerType == .vide, let entry {
             report.codec = VideoCodec.codecString(format: entry.format, entry: entry.bytes)
+            report.rotation = track.header.rotation
             if let size = VideoCodec.size(entry: entry.bytes) { (report.width, report.height) = size }
         }
         return report

@@ -3,7 +3,7 @@ struct Arguments {
     enum Mode: Equatable {
         /// One input to one output, or several inputs into `outputDirectory`.
         case extract(jobs: [Job])
-        case probe(input: String)
+        case probe(inputs: [String])
         /// Music under a video: `mux VIDEO --audio A… OUTPUT`.
         case mux(video: String, music: [String], output: String)
         case help
@@ -162,13 +162,13 @@ struct Arguments {
             return
         case .probe:
             let inputs = positional.first == "probe" ? Array(positional.dropFirst()) : positional
-            guard inputs.count == 1 else {
-                throw UsageError(message: "probe takes exactly one input file")
+            guard !inputs.isEmpty else {
+                throw UsageError(message: "probe takes one or more input files")
             }
-            guard inputs[0] != Self.standardStream else {
-                throw UsageError(message: "probe reads a file, not standard input ('-')")
+            guard !inputs.contains(Self.standardStream) else {
+                throw UsageError(message: "probe reads files, not standard input ('-')")
             }
-            mode = .probe(input: inputs[0])
+            mode = .probe(inputs: inputs)
             return
         case .extract:
             break

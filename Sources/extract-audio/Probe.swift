@@ -4,6 +4,28 @@ import ISOBMFF
 /// `extract-audio probe`: the tracks of a file as an aligned table, or as JSON (the schema
 /// is documented in the README).
 enum Probe {
+    /// Probes each input in turn: a report per file (headed by its name when there are
+    /// several), an error line for a file that cannot be read. The status is the first
+    /// failure's.
+    static func run(_ inputs: [String], json: Bool) -> ExitStatus {
+        var firstFailure: ExitStatus?
+        for (n, input) in inputs.enumerated() {
+            do {
+                let report = try AudioExtractor.probe(input)
+                if json {
+                    Terminal.line(Probe.json(report, path: input))
+                } else {
+                    if inputs.count > 1 { Terminal.line((n > 0 ? "\n" : "") + "file:       \(input)") }
+                    Terminal.line(Probe.text(report))
+                }
+            } catch {
+                let status = report(error, input: input, output: nil, json: json)
+                firstFailure = firstFailure ?? status
+            }
+        }
+        return firstFailure ?? .success
+    }
+
     static func text(_ report: MovieReport) -> String {
         var lines: [String] = []
         let brands = report.compatibleBrands.map(\.description).joined(separator: ", ")
@@ -21,7 +43,10 @@ enum Probe {
             if let priming = track.primingSamples, priming > 0 { details.append("priming \(priming)") }
             if let width = track.width, let height = track.height { details.append("\(width)x\(height)") }
             if track.alternateGroup != 0 { details.append("group \(track.alternateGroup)") }
-            if track.extractionProblem != nil { details.append("cannot be extracted") }
+            if let rotation = track.rotation, rotation != 0 { details.append("rotated \(rotation)°") }
+            if track.extractionProblem != nil {
+                details.append(track.extractableWithSalvage ? "extracts only with --salvage" : "cannot be extracted")
+            }
             rows.append([track.audioIndex.map { "a:\($0)" } ?? "", "\(track.trackID)", track.kind, track.codec,
                          formatted(track.duration, digits: 3) + " s", "\(track.sampleCount)",
                          track.bitrate > 0 ? "\(track.bitrate / 1000) kb/s" : "-", track.language ?? "-",
@@ -33,6 +58,15 @@ enum Probe {
                 .joined(separator: "  ")
             while line.last == " " { line.removeLast() }
             lines.append(line)
+        }
+        let problems = report.tracks.compactMap { track in
+            track.extractionProblem.map { "  track \(track.trackID): \($0)" }
+        }
+        let warnings = report.tracks.flatMap { track in track.warnings.map { "  track \(track.trackID): \($0)" } }
+        if !problems.isEmpty || !warnings.isEmpty {
+            lines.append("")
+            lines.append("problems:")
+            lines += problems + warnings
         }
         if !report.metadata.isEmpty {
             lines.append("")
@@ -69,10 +103,15 @@ enum Probe {
                 members += [("audio_index", .optional(track.audioIndex)), ("sample_rate", .optional(track.sampleRate)),
                             ("channels", .optional(track.channelCount)),
                             ("priming_samples", .optional(track.primingSamples)),
-                            ("extractable", .bool(track.extractionProblem == nil))]
+                            ("extractable", .bool(track.extractionProblem == nil)),
+                            ("extractable_with_salvage", .bool(track.extractionProblem == nil
+                                                               || track.extractableWithSalvage)),
+                            ("problem", .optional(track.extractionProblem)),
+                            ("warnings", .array(track.warnings.map { .string($0) }))]
             }
             if track.kind == "video" {
-                members += [("width", .optional(track.width)), ("height", .optional(track.height))]
+                members += [("width", .optional(track.width)), ("height", .optional(track.height)),
+                            ("rotation", .optional(track.rotation))]
             }
             return .object(members)
         }
@@ -83,7 +122,8 @@ enum Probe {
         ])
         return JSON.object([
             ("file", .string(path)), ("brands", brands), ("fragmented", .bool(report.isFragmented)),
-            ("moov", .object([("offset", .int(Int(report.movieBoxOffset))), ("size", .int(Int(report.movieBoxSize)))])),
+            ("moov", .object([("offset", .int(Int(clamping: report.movieBoxOffset))),
+                              ("size", .int(Int(clamping: report.movieBoxSize)))])),
             ("duration", .double(report.duration)), ("tracks", .array(tracks)),
             ("chapters", .array(report.chapters.map {
                 .object([("title", .string($0.title)), ("start", .double($0.start))])

@@ -15,7 +15,7 @@ let usage = """
     Usage:
       extract-audio [OPTIONS] INPUT OUTPUT.m4a
       extract-audio [OPTIONS] INPUT… --output-dir DIR
-      extract-audio probe [--json] INPUT          (or: extract-audio --list INPUT)
+      extract-audio probe [--json] INPUT...       (or: extract-audio --list INPUT...)
       extract-audio mux VIDEO --audio MUSIC… [--offset S] [--loop] [--keep-original-audio] OUTPUT.mp4
       extract-audio help | --help | --version
 
@@ -50,8 +50,9 @@ let usage = """
     to stderr; a stream cannot be taken back, so a failure midway exits non-zero after a
     partial file has gone out. Each command takes only its own options.
 
-    probe INPUT describes INPUT and its tracks (codec, sample rate, channels, duration,
-    samples, bitrate, language, enabled); with --json as JSON. --list INPUT is the same.
+    probe INPUT... describes each INPUT and its tracks (codec, sample rate, channels, duration,
+    samples, bitrate, language, enabled, rotation, whether extraction would work); with --json
+    as one JSON object per input. --list INPUT... is the same.
 
     mux puts music under a video, also by stream copy: the video track is copied as it
     is, and one audio track holds the --audio clips back to back from the start (or from
@@ -278,14 +279,8 @@ func run() -> ExitStatus {
     case .version:
         Terminal.line("extract-audio \(version)")
         return .success
-    case .probe(let input):
-        do {
-            let report = try AudioExtractor.probe(input)
-            Terminal.line(arguments.json ? Probe.json(report, path: input) : Probe.text(report))
-            return .success
-        } catch {
-            return report(error, input: input, output: nil, json: arguments.json)
-        }
+    case .probe(let inputs):
+        return Probe.run(inputs, json: arguments.json)
     case .mux(let video, let music, let output):
         let options = MuxOptions(musicOffset: arguments.musicOffset, keepOriginalAudio: arguments.keepOriginalAudio,
                                  loop: arguments.loop, overwrite: arguments.overwrite)

@@ -36,6 +36,22 @@ public struct TrackHeaderBox: Box {
     /// 16.16 fixed point, like ``width``; 0 for audio.
     public var height: UInt32
 
+    /// How far the matrix turns the picture clockwise for display, in degrees: 0, 90, 180 or
+    /// 270; nil when it is not a plain rotation (a mirror, a shear, a scale). The matrix
+    /// `{a b u; c d v; x y w}` (§ 8.3.2.3, 16.16 fixed point for a, b, c, d) maps a point
+    /// (p, q) to (a·p + c·q, b·p + d·q) on screen, y pointing down.
+    public var rotation: Int? {
+        guard matrix.count == 9 else { return nil }
+        let one: Int32 = 0x10000
+        switch (matrix[0], matrix[1], matrix[3], matrix[4]) {
+        case (one, 0, 0, one): return 0
+        case (0, one, -one, 0): return 90
+        case (-one, 0, 0, -one): return 180
+        case (0, -one, one, 0): return 270
+        default: return nil
+        }
+    }
+
     /// Whether `track_enabled` is set: players ignore disabled tracks.
     public var isEnabled: Bool { flags & Self.enabledFlag != 0 }
 

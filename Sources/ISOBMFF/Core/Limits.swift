@@ -15,4 +15,22 @@ public enum Limits {
 
     /// Initial capacity reserved for any table before its entries are read.
     public static let initialTableCapacity = 1 << 16
+
+    /// The largest `moof` read into memory. Real fragments are a few kilobytes.
+    public static let maximumFragmentBoxSize: UInt64 = 64 << 20
+
+    /// The largest sample count of one track (about 1,600 hours of 48 kHz AAC).
+    public static let maximumSampleCount = 1 << 30
+
+    /// How many samples beyond one per byte of the file a fragmented track may hold: every
+    /// real sample takes at least a byte, and the slack leaves room for a few empty ones.
+    public static let fragmentSampleSlack: UInt64 = 1 << 16
+
+    /// How far (in seconds) an edit may run past the end of the media before the fitting
+    /// is worth a warning; real files round their edits by a few milliseconds.
+    public static let editOverrunTolerance: UInt64 = 1
+
+    /// How many empty (size 0) samples the fragments of one track may hold. They take no
+    /// bytes, so the file's length does not bound them; each costs four bytes of `stsz`.
+    public static let maximumEmptyFragmentSamples: UInt64 = 1 << 16
 }

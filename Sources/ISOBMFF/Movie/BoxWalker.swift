@@ -22,6 +22,7 @@ public enum BoxWalker {
                 throw ISOBMFFError(.limitExceeded, "\(header.type) of \(header.size) bytes", path: header.path,
                                    offset: header.offset)
             }
+            // payloadSize < size <= maximumMovieBoxSize (checked just above): fits in Int.
             let bytes = try source.bytes(at: header.payloadOffset, count: Int(header.payloadSize))
             try walk(ByteReader(bytes, fileOffset: header.payloadOffset, path: header.path), depth: 1, visit: visit)
         }

@@ -13,9 +13,6 @@ public struct FragmentedTrack: Sendable {
     public var incompleteFragmentOffset: UInt64?
 }
 
-/// The largest `moof` read into memory. Real fragments are a few kilobytes.
-let maximumFragmentBoxSize: UInt64 = 64 << 20
-
 extension Movie {
     /// Builds the sample tables of `track` from the movie fragments of `source`.
     ///
@@ -32,21 +29,30 @@ extension Movie {
         }
         // A hostile file may claim billions of samples with no per-sample fields; every real
         // sample takes at least a byte of the file, so cap what is built at the file's size.
-        let sampleLimit = min(UInt64(SampleTable.maximumSampleCount), fileLength + 65536)
+        let sampleLimit = min(UInt64(Limits.maximumSampleCount), fileLength + Limits.fragmentSampleSlack)
+        // moov may list more samples than that (a 4-bit stz2 packs two in a byte, and they
+        // may be empty): refuse before the subtraction below could wrap.
+        guard UInt64(builder.sampleCount) <= sampleLimit else {
+            throw ISOBMFFError(.limitExceeded, "moov lists \(builder.sampleCount) samples of the fragmented track, "
+                               + "more than the file's \(fileLength) bytes can hold",
+                               path: initial.boxes.locations[.stsz]?.path ?? track.path,
+                               offset: initial.boxes.locations[.stsz]?.offset)
+        }
         var fragmentCount = 0
+        var emptySamples: UInt64 = 0
         var incomplete: UInt64?
         for range in fragmentRanges {
-            let size = range.upperBound - range.lowerBound
-            guard size <= maximumFragmentBoxSize else {
+            let size = range.upperBound - range.lowerBound  // A Range's bounds are ordered.
+            guard size <= Limits.maximumFragmentBoxSize else {
                 throw ISOBMFFError(.limitExceeded, "moof of \(size) bytes", path: "moof", offset: range.lowerBound)
             }
-            let bytes = try source.bytes(at: range.lowerBound, count: Int(size))
+            let bytes = try source.bytes(at: range.lowerBound, count: Int(size))  // At most 64 MiB.
             var moofReader = ByteReader(bytes, fileOffset: range.lowerBound, path: "")
             guard let (_, payload) = try moofReader.readBox(depth: 0) else { continue }
             let chunks = try Self.chunks(in: payload, moofOffset: range.lowerBound, trackID: track.trackID,
                                          defaults: defaults,
-                                         // No underflow: moov's samples are at most fileLength (their
-                                         // bytes are, SampleTable checks), later ones are checked below.
+                                         // No underflow: sampleCount <= sampleLimit, checked above for
+                                         // moov's samples and below for each chunk appended.
                                          sampleLimit: sampleLimit - UInt64(builder.sampleCount))
             guard !chunks.isEmpty else { continue }
             // A fragment whose samples run past the end of the file is incomplete: keep the
@@ -54,20 +60,32 @@ extension Movie {
             let isComplete = !chunks.contains(where: { $0.end > fileLength })
             for chunk in chunks {
                 if let decodeTime = chunk.decodeTime { builder.extendLastSample(toReach: decodeTime) }
-                guard UInt64(builder.sampleCount + chunk.samples.count) <= sampleLimit else {
+                guard UInt64(builder.sampleCount) + UInt64(chunk.count) <= sampleLimit else {
                     throw ISOBMFFError(.limitExceeded, "the fragments hold more samples than the file can",
                                        path: "moof/traf/trun", offset: range.lowerBound)
                 }
-                var samples = chunk.samples
+                // Empty samples take no bytes, so the file's length does not bound them: a few
+                // bytes of trun could claim a sample per byte of padding elsewhere, each costing
+                // four bytes of stsz. Real tracks have none or a handful.
+                emptySamples += chunk.run.sizes.isEmpty ? (chunk.defaultSize == 0 ? UInt64(chunk.count) : 0)
+                    : UInt64(chunk.run.sizes.lazy.filter { $0 == 0 }.count)  // At most sampleLimit in all.
+                guard emptySamples <= Limits.maximumEmptyFragmentSamples else {
+                    throw ISOBMFFError(.limitExceeded, "the fragments hold \(emptySamples) empty samples (size 0), "
+                                       + "more than the \(Limits.maximumEmptyFragmentSamples) accepted",
+                                       path: "moof/traf/trun", offset: range.lowerBound)
+                }
+                var count = chunk.count
                 if chunk.end > fileLength {
                     var end = chunk.offset
-                    samples = Array(samples.prefix { sample in
-                        end += UInt64(sample.size)  // Below chunk.end, which did not overflow.
-                        return end <= fileLength
-                    })
+                    count = 0
+                    while count < chunk.count {
+                        end += UInt64(chunk.size(count))  // Below chunk.end, which did not overflow.
+                        guard end <= fileLength else { break }
+                        count += 1
+                    }
                 }
                 builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
-                                    samples: samples)
+                                    count: count, sample: chunk.sample)
                 if chunk.end > fileLength { break }
             }
             if !isComplete {
@@ -85,43 +103,80 @@ extension Movie {
         return FragmentedTrack(boxes: boxes, fragmentCount: fragmentCount, incompleteFragmentOffset: incomplete)
     }
 
+    /// Appends the samples `moov` lists, walking `stts` and `ctts` alongside rather than
+    /// expanding them (a few entries may claim millions of samples).
     private func append(_ table: SampleTable, to builder: inout SampleTableBuilder) throws {
-        var durations: [UInt32] = []
-        durations.reserveCapacity(table.sampleCount)
-        for entry in table.boxes.timeToSample.entries {
-            durations.append(contentsOf: repeatElement(entry.sampleDelta, count: Int(entry.sampleCount)))
-        }
-        var offsets = [Int64](repeating: 0, count: table.sampleCount)
-        if let ctts = table.boxes.compositionOffsets {
-            var i = 0
-            for entry in ctts.entries {
-                let value = ctts.version == 1 ? Int64(Int32(bitPattern: entry.sampleOffset)) : Int64(entry.sampleOffset)
-                for _ in 0..<entry.sampleCount where i < offsets.count {
-                    offsets[i] = value
-                    i += 1
-                }
-            }
-        }
+        var timing = RunLengthCursor(table.boxes.timeToSample.entries.map { ($0.sampleCount, $0.sampleDelta) })
+        let ctts = table.boxes.compositionOffsets
+        var offsets = RunLengthCursor(ctts?.entries.map { ($0.sampleCount, $0.sampleOffset) } ?? [])
         let sync = table.boxes.syncSamples.map { Set($0.sampleNumbers) }
         let sizes = table.boxes.sampleSizes
         table.forEachChunk { chunk in
-            let samples = (chunk.firstSample..<(chunk.firstSample + chunk.sampleCount)).map { i in
-                SampleTableBuilder.Sample(size: sizes.size(ofSample: i), duration: durations[i],
-                                          compositionOffset: offsets[i],
-                                          isSync: sync?.contains(UInt32(i + 1)) ?? true)
-            }
             builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
-                                samples: samples)
+                                count: chunk.sampleCount) { j in
+                let i = chunk.firstSample + j
+                let raw = offsets.next() ?? 0
+                let offset = ctts?.version == 1 ? Int64(Int32(bitPattern: raw)) : Int64(raw)
+                // SampleTable checked that stts covers every sample; sample numbers fit in 32 bits
+                // (at most maximumSampleCount).
+                return SampleTableBuilder.Sample(size: sizes.size(ofSample: i), duration: timing.next() ?? 0,
+                                                 compositionOffset: offset,
+                                                 isSync: sync?.contains(UInt32(truncatingIfNeeded: i + 1)) ?? true)
+            }
             return true
         }
     }
 
+    /// Walks a run-length coded table (`stts`, `ctts`) one sample at a time.
+    struct RunLengthCursor {
+        let entries: [(count: UInt32, value: UInt32)]
+        var index = 0
+        var left: UInt32 = 0
+
+        init(_ entries: [(UInt32, UInt32)]) {
+            self.entries = entries.map { (count: $0.0, value: $0.1) }
+        }
+
+        mutating func next() -> UInt32? {
+            while left == 0 {
+                guard index < entries.count else { return nil }
+                left = entries[index].count
+                index += 1
+            }
+            left -= 1  // left > 0 here.
+            return entries[index - 1].value
+        }
+    }
+
+    /// One `trun` of the track: its samples are computed from the run and the defaults on
+    /// demand, never expanded into an array (a run without per-sample fields may claim
+    /// millions of samples in 20 bytes).
     struct FragmentChunk {
         var offset: UInt64
         var end: UInt64
         var sampleDescriptionIndex: UInt32
         var decodeTime: UInt64?
-        var samples: [SampleTableBuilder.Sample]
+        var run: TrackRunBox
+        var defaultSize: UInt32
+        var defaultDuration: UInt32
+        var defaultFlags: UInt32
+
+        var count: Int { Int(run.sampleCount) }  // A UInt32: fits in Int on 64-bit platforms.
+
+        func size(_ i: Int) -> UInt32 { i < run.sizes.count ? run.sizes[i] : defaultSize }
+
+        func sample(_ i: Int) -> SampleTableBuilder.Sample {
+            let flags = i == 0 && run.firstSampleFlags != nil ? run.firstSampleFlags ?? 0
+                : i < run.sampleFlags.count ? run.sampleFlags[i] : defaultFlags
+            let duration = i < run.durations.count ? run.durations[i] : defaultDuration
+            var offset: Int64 = 0
+            if i < run.compositionTimeOffsets.count {
+                let raw = run.compositionTimeOffsets[i]
+                offset = run.version == 1 ? Int64(Int32(bitPattern: raw)) : Int64(raw)
+            }
+            // sample_is_non_sync_sample is bit 16 of the sample flags (§ 8.8.3.1).
+            return .init(size: size(i), duration: duration, compositionOffset: offset, isSync: flags & 0x0001_0000 == 0)
+        }
     }
 
     /// The runs of `trackID` in one `moof` payload, with their absolute data offsets.
@@ -181,39 +236,24 @@ extension Movie {
                 // At most 2^32 samples of 2^32 bytes: neither the product nor the sum overflows.
                 let bytes = run.sizes.isEmpty ? UInt64(run.sampleCount) * UInt64(defaultSize)
                     : run.sizes.reduce(UInt64(0)) { $0 + UInt64($1) }
-                var samples: [SampleTableBuilder.Sample] = []
                 if isOurs {
                     built += UInt64(run.sampleCount)  // At most sampleLimit + 2^32: no overflow.
                     guard built <= sampleLimit else {
                         throw ISOBMFFError(.limitExceeded, "trun claims \(run.sampleCount) samples, more than the "
                                            + "file can hold", path: runHeader.path, offset: runHeader.offset)
                     }
-                    samples.reserveCapacity(Int(run.sampleCount))
-                }
-                for i in 0..<(isOurs ? Int(run.sampleCount) : 0) {
-                    let size = i < run.sizes.count ? run.sizes[i] : defaultSize
-                    let flags = i == 0 && run.firstSampleFlags != nil ? run.firstSampleFlags ?? 0
-                        : i < run.sampleFlags.count ? run.sampleFlags[i]
-                        : header.defaultSampleFlags ?? defaults.defaultSampleFlags
-                    let duration = i < run.durations.count ? run.durations[i]
-                        : header.defaultSampleDuration ?? defaults.defaultSampleDuration
-                    var offset: Int64 = 0
-                    if i < run.compositionTimeOffsets.count {
-                        let raw = run.compositionTimeOffsets[i]
-                        offset = run.version == 1 ? Int64(Int32(bitPattern: raw)) : Int64(raw)
-                    }
-                    // sample_is_non_sync_sample is bit 16 of the sample flags (§ 8.8.3.1).
-                    samples.append(.init(size: size, duration: duration, compositionOffset: offset,
-                                         isSync: flags & 0x0001_0000 == 0))
                 }
                 let (end, overflow) = position.addingReportingOverflow(bytes)
                 guard !overflow else {
                     throw ISOBMFFError(.invalidValue, "the run's samples end past 2^64", path: runHeader.path,
                                        offset: runHeader.offset)
                 }
-                if isOurs && !samples.isEmpty {
-                    result.append(FragmentChunk(offset: position, end: end, sampleDescriptionIndex: descriptionIndex,
-                                                decodeTime: firstRun ? decodeTime : nil, samples: samples))
+                if isOurs && run.sampleCount > 0 {
+                    result.append(FragmentChunk(
+                        offset: position, end: end, sampleDescriptionIndex: descriptionIndex,
+                        decodeTime: firstRun ? decodeTime : nil, run: run, defaultSize: defaultSize,
+                        defaultDuration: header.defaultSampleDuration ?? defaults.defaultSampleDuration,
+                        defaultFlags: header.defaultSampleFlags ?? defaults.defaultSampleFlags))
                     firstRun = false
                 }
                 position = end

@@ -27,8 +27,8 @@ public struct SampleTable: Sendable {
         public var sampleDescriptionIndex: UInt32
     }
 
-    /// The largest sample count accepted (about 1,600 hours of 48 kHz AAC).
-    public static let maximumSampleCount = 1 << 30
+    /// The largest sample count accepted (``Limits/maximumSampleCount``).
+    public static let maximumSampleCount = Limits.maximumSampleCount
 
     /// Checks `boxes` against each other and against the file.
     ///
@@ -72,10 +72,11 @@ public struct SampleTable: Sendable {
                 throw fail(.stsc, "entry \(i + 2) starts at chunk \(nextFirst), not after chunk \(run.firstChunk)")
             }
             let chunks = nextFirst - UInt64(run.firstChunk)  // nextFirst > firstChunk, checked just above.
-            // chunks <= stco entries < 2^28 (the moov size limit), so the product is < 2^60, and the
-            // running total was at most maximumSampleCount before this addition.
-            samplesFromChunks += chunks * UInt64(run.samplesPerChunk)
-            if samplesFromChunks > UInt64(Self.maximumSampleCount) {
+            // Checked: tables built from fragments are not bounded by the moov size limit.
+            let (product, productOverflow) = chunks.multipliedReportingOverflow(by: UInt64(run.samplesPerChunk))
+            let (sum, sumOverflow) = samplesFromChunks.addingReportingOverflow(product)
+            samplesFromChunks = sum
+            if productOverflow || sumOverflow || samplesFromChunks > UInt64(Self.maximumSampleCount) {
                 throw fail(.stsc, "the chunks hold more than \(Self.maximumSampleCount) samples")
             }
         }
@@ -100,6 +101,7 @@ public struct SampleTable: Sendable {
             throw fail(.stss, "sync sample \(bad) does not exist (the track has \(timed) samples)")
         }
         for sbgp in boxes.sampleToGroups {
+            // At most 2^32 entries (a 32-bit count) of 2^32 - 1 samples: below 2^64.
             let grouped = sbgp.entries.reduce(UInt64(0)) { $0 + UInt64($1.sampleCount) }
             if grouped > timed {
                 throw fail(.sbgp, "sbgp '\(sbgp.groupingType)' groups \(grouped) samples but the track has \(timed)")

@@ -6,8 +6,12 @@ public struct SampleTableBuilder: Sendable {
     private var offsets: [CompositionOffsetBox.Entry] = []
     private var hasOffsets = false
     private var hasNegativeOffsets = false
-    private var sync: [UInt32] = []
-    private var allSync = true
+    /// Sync and non-sync samples, run-length coded: a run claiming millions of samples
+    /// with one flags value costs one entry, not four bytes a sample.
+    private var syncRuns: [SyncRun] = []
+    /// The size every sample so far has, while they all have the same one; `sizes` is
+    /// filled only once two sizes differ (then the file's own tables list them).
+    private var commonSize: UInt32?
     private var sizes: [UInt32] = []
     private var runs: [SampleToChunkBox.Entry] = []
     private var chunks: [UInt64] = []
@@ -15,6 +19,11 @@ public struct SampleTableBuilder: Sendable {
     public private(set) var sampleCount = 0
     /// The sum of the durations so far.
     public private(set) var duration: UInt64 = 0
+
+    private struct SyncRun: Sendable {
+        var isSync: Bool
+        var count: Int
+    }
 
     /// An empty builder.
     public init() {}
@@ -41,20 +50,37 @@ public struct SampleTableBuilder: Sendable {
 
     /// Appends a chunk of contiguous samples stored at `offset`.
     public mutating func appendChunk(offset: UInt64, sampleDescriptionIndex: UInt32, samples: [Sample]) {
-        guard !samples.isEmpty else { return }
+        appendChunk(offset: offset, sampleDescriptionIndex: sampleDescriptionIndex, count: samples.count) { samples[$0] }
+    }
+
+    /// Appends a chunk of `count` contiguous samples stored at `offset`, asking `sample`
+    /// for each (0-based) in turn, so that a run described by defaults (a `trun` without
+    /// per-sample fields) is never expanded into an array. The builder's memory grows with
+    /// the number of distinct runs (durations, offsets, flags) and, once sizes differ, four
+    /// bytes a sample. The caller bounds the total count (at most 2^32 samples).
+    public mutating func appendChunk(offset: UInt64, sampleDescriptionIndex: UInt32, count: Int,
+                                     sample: (Int) -> Sample) {
+        guard count > 0 else { return }
         chunks.append(offset)
-        let count = UInt32(truncatingIfNeeded: samples.count)
-        if let last = runs.last, last.samplesPerChunk == count, last.sampleDescriptionIndex == sampleDescriptionIndex {
+        let perChunk = UInt32(truncatingIfNeeded: count)
+        if let last = runs.last, last.samplesPerChunk == perChunk, last.sampleDescriptionIndex == sampleDescriptionIndex {
         } else {
-            runs.append(.init(firstChunk: UInt32(truncatingIfNeeded: chunks.count), samplesPerChunk: count,
+            runs.append(.init(firstChunk: UInt32(truncatingIfNeeded: chunks.count), samplesPerChunk: perChunk,
                               sampleDescriptionIndex: sampleDescriptionIndex))
         }
-        for sample in samples {
+        for i in 0..<count {
+            let sample = sample(i)
+            if sampleCount == 0 {
+                commonSize = sample.size
+            } else if let common = commonSize, common != sample.size {
+                sizes = [UInt32](repeating: common, count: sampleCount)
+                commonSize = nil
+            }
+            if commonSize == nil { sizes.append(sample.size) }
             sampleCount += 1
-            sizes.append(sample.size)
             duration &+= UInt64(sample.duration)  // At most 2^32 samples of 2^32: no overflow.
             if let last = timing.last, last.sampleDelta == sample.duration {
-                timing[timing.count - 1].sampleCount += 1
+                timing[timing.count - 1].sampleCount &+= 1  // At most 2^32 samples (the caller's bound).
             } else {
                 timing.append(.init(sampleCount: 1, sampleDelta: sample.duration))
             }
@@ -62,11 +88,15 @@ public struct SampleTableBuilder: Sendable {
             if sample.compositionOffset != 0 { hasOffsets = true }
             if sample.compositionOffset < 0 { hasNegativeOffsets = true }
             if let last = offsets.last, last.sampleOffset == offset {
-                offsets[offsets.count - 1].sampleCount += 1
+                offsets[offsets.count - 1].sampleCount &+= 1  // As for timing.
             } else {
                 offsets.append(.init(sampleCount: 1, sampleOffset: offset))
             }
-            if sample.isSync { sync.append(UInt32(truncatingIfNeeded: sampleCount)) } else { allSync = false }
+            if let last = syncRuns.last, last.isSync == sample.isSync {
+                syncRuns[syncRuns.count - 1].count += 1
+            } else {
+                syncRuns.append(SyncRun(isSync: sample.isSync, count: 1))
+            }
         }
     }
 
@@ -75,7 +105,8 @@ public struct SampleTableBuilder: Sendable {
     public mutating func extendLastSample(toReach decodeTime: UInt64) {
         guard decodeTime > duration, let last = timing.last else { return }
         let gap = decodeTime - duration
-        guard let newDelta = UInt32(exactly: UInt64(last.sampleDelta) + gap) else { return }
+        let (sum, overflow) = UInt64(last.sampleDelta).addingReportingOverflow(gap)  // gap comes from tfdt.
+        guard !overflow, let newDelta = UInt32(exactly: sum) else { return }
         if last.sampleCount == 1 {
             timing[timing.count - 1].sampleDelta = newDelta
         } else {
@@ -85,14 +116,37 @@ public struct SampleTableBuilder: Sendable {
         duration = decodeTime
     }
 
-    /// The tables, with `descriptions` as `stsd`.
+    /// The tables, with `descriptions` as `stsd`. `stsz` keeps one constant size when every
+    /// sample has it; `stss` is listed only when some sample is not a sync sample.
     public func boxes(descriptions: SampleDescriptionBox, groups: [SampleGroupDescriptionBox] = [],
                       sampleToGroups: [SampleToGroupBox] = []) -> SampleTableBoxes {
-        SampleTableBoxes(
+        let sampleSizes: SampleSizeBox
+        if let common = commonSize, common != 0 {
+            sampleSizes = SampleSizeBox(constantSize: common, sampleCount: UInt32(truncatingIfNeeded: sampleCount))
+        } else if let common = commonSize {
+            // Size 0 cannot be stated as a constant (it means "listed"): list the zeros.
+            sampleSizes = SampleSizeBox(sizes: [UInt32](repeating: common, count: sampleCount))
+        } else {
+            sampleSizes = SampleSizeBox(sizes: sizes)
+        }
+        var syncSamples: SyncSampleBox?
+        if syncRuns.contains(where: { !$0.isSync }) {
+            var numbers: [UInt32] = []
+            var next = 1
+            for run in syncRuns {
+                if run.isSync {
+                    // Sample numbers are at most sampleCount, which the caller keeps below 2^32.
+                    numbers.append(contentsOf: (next..<(next + run.count)).lazy.map { UInt32(truncatingIfNeeded: $0) })
+                }
+                next += run.count
+            }
+            syncSamples = SyncSampleBox(sampleNumbers: numbers)
+        }
+        return SampleTableBoxes(
             sampleDescriptions: descriptions, timeToSample: TimeToSampleBox(entries: timing),
             compositionOffsets: hasOffsets ? CompositionOffsetBox(version: hasNegativeOffsets ? 1 : 0, entries: offsets) : nil,
-            sampleToChunk: SampleToChunkBox(entries: runs), sampleSizes: SampleSizeBox(sizes: sizes),
-            chunkOffsets: ChunkOffsetBox(offsets: chunks), syncSamples: allSync ? nil : SyncSampleBox(sampleNumbers: sync),
+            sampleToChunk: SampleToChunkBox(entries: runs), sampleSizes: sampleSizes,
+            chunkOffsets: ChunkOffsetBox(offsets: chunks), syncSamples: syncSamples,
             sampleGroupDescriptions: groups, sampleToGroups: sampleToGroups)
     }
 }

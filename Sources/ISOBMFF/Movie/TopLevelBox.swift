@@ -13,7 +13,7 @@ struct TopLevelBoxes {
     mutating func next() throws -> BoxHeader? {
         let length = source.length
         guard offset < length else { return nil }
-        let available = length - offset
+        let available = length - offset  // offset < length, checked just above.
         let headerBytes = try source.bytes(at: offset, count: Int(min(available, 32)))
         var reader = ByteReader(headerBytes, fileOffset: offset)
         // Parse once without the end check, to remember what a truncated box claimed.

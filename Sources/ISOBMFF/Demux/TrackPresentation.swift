@@ -1,0 +1,132 @@
+/// How a track is presented: its edit list (ISO/IEC 14496-12 § 8.6.6) checked against the
+/// media it really holds. Extraction and `probe` both go through this one rule, so what
+/// `probe` reports is what extraction writes.
+///
+/// The arithmetic is that of `elst` version 1: 64-bit unsigned segment durations in the
+/// movie timescale and 64-bit signed media times in the media timescale, every conversion
+/// and sum checked. An edit list that cannot be honoured is ignored, with a warning, and the
+/// track is presented whole:
+/// - a sum or a conversion between timescales overflows;
+/// - a media time is below -1 (-1 marks an empty edit) or at or past the end of the media;
+/// - an empty edit (a delay) is longer than the media itself;
+/// - a timescale is 0.
+///
+/// A segment that runs past the end of the media is fitted to it (with a warning when it
+/// claims more than ``Limits/editOverrunTolerance`` seconds beyond it): real files round
+/// their edits, and the presented duration is never more than the media holds.
+public struct TrackPresentation: Sendable, Equatable {
+    /// The edits to apply, checked and fitted; empty when the track is presented whole.
+    public var edits: [EditListBox.Entry]
+    /// Whether ``edits`` differs from the input's list (ignored or fitted).
+    public var isChanged: Bool
+    /// What was ignored or fitted and why, one line each, naming the track.
+    public var warnings: [String]
+    /// The media ticks skipped at the start: the first non-empty edit's media time (the
+    /// encoder priming of AAC), 0 without edits.
+    public var priming: UInt64
+    /// The presented duration in seconds: the edits' total, or the media's without edits.
+    public var seconds: Double
+
+    /// Checks `editList` against a media of `mediaDuration` ticks of `mediaTimescale`.
+    ///
+    /// - Parameters:
+    ///   - mediaDuration: what the media holds (the samples' total duration), not what
+    ///     `mdhd` claims.
+    ///   - path: the track's box path, for the warnings.
+    public init(editList: EditListBox?, movieTimescale: UInt32, mediaTimescale: UInt32, mediaDuration: UInt64,
+                path: String) {
+        self = Self.checked(editList, movieTimescale: movieTimescale, mediaTimescale: mediaTimescale,
+                            mediaDuration: mediaDuration, path: path)
+    }
+
+    private static func checked(_ editList: EditListBox?, movieTimescale: UInt32, mediaTimescale: UInt32,
+                                mediaDuration: UInt64, path: String) -> TrackPresentation {
+        let whole = mediaTimescale == 0 ? 0 : Double(mediaDuration) / Double(mediaTimescale)
+        let input = editList?.entries ?? []
+        func presentedWhole(_ reason: String?) -> TrackPresentation {
+            TrackPresentation(edits: [], isChanged: !input.isEmpty,
+                              warnings: reason.map { ["the edit list of \(path) was ignored: \($0); the track is "
+                                                     + "presented whole"] } ?? [],
+                              priming: 0, seconds: whole)
+        }
+        guard !input.isEmpty else { return presentedWhole(nil) }
+        guard movieTimescale > 0, mediaTimescale > 0 else { return presentedWhole("the movie or media timescale is 0") }
+        var edits: [EditListBox.Entry] = []
+        var warnings: [String] = []
+        var total: UInt64 = 0
+        let tolerance = UInt64(mediaTimescale) * Limits.editOverrunTolerance  // < 2^32 · 2^8: no overflow.
+        for (n, entry) in input.enumerated() {
+            var edit = entry
+            let number = n + 1
+            guard let ticks = rescale(edit.segmentDuration, from: movieTimescale, to: mediaTimescale) else {
+                return presentedWhole("edit \(number) lasts \(edit.segmentDuration) ticks of 1/\(movieTimescale) s, "
+                                      + "which overflows in the media's timescale")
+            }
+            if edit.isEmpty {
+                guard ticks <= mediaDuration else {
+                    return presentedWhole("edit \(number) delays the track by \(seconds(ticks, mediaTimescale)) s, "
+                                          + "longer than its \(seconds(mediaDuration, mediaTimescale)) s of media")
+                }
+            } else {
+                guard let start = UInt64(exactly: edit.mediaTime) else {
+                    return presentedWhole("edit \(number) starts at media time \(edit.mediaTime)")
+                }
+                guard start < mediaDuration else {
+                    return presentedWhole("edit \(number) starts at media time \(start), past the media's "
+                                          + "\(mediaDuration) ticks")
+                }
+                let available = mediaDuration - start  // start < mediaDuration, checked above.
+                if ticks > available {
+                    // Fitted to the media's end; rescale cannot fail on a value below one that converted.
+                    let fitted = rescale(available, from: mediaTimescale, to: movieTimescale) ?? 0
+                    if ticks - available > tolerance {
+                        warnings.append("edit \(number) of \(path) presents \(seconds(ticks, mediaTimescale)) s "
+                                        + "but the media holds \(seconds(available, mediaTimescale)) s after its "
+                                        + "start: presented up to the media's end")
+                    }
+                    edit.segmentDuration = fitted
+                }
+            }
+            let (sum, overflow) = total.addingReportingOverflow(edit.segmentDuration)
+            guard !overflow else { return presentedWhole("its durations add up past 2^64") }
+            total = sum
+            edits.append(edit)
+        }
+        let priming = edits.first { !$0.isEmpty }.map { UInt64(clamping: $0.mediaTime) } ?? 0
+        let seconds = Double(total) / Double(movieTimescale)
+        return TrackPresentation(edits: edits, isChanged: edits != input, warnings: warnings, priming: priming,
+                  seconds: total == 0 ? whole : seconds)
+    }
+
+    /// The presentation of `track`, whose samples last `mediaDuration` ticks.
+    public init(track: Track, movieTimescale: UInt32, mediaDuration: UInt64) {
+        self.init(editList: track.editList, movieTimescale: movieTimescale,
+                  mediaTimescale: track.mediaHeader.timescale, mediaDuration: mediaDuration, path: track.path)
+    }
+
+    init(edits: [EditListBox.Entry], isChanged: Bool, warnings: [String], priming: UInt64, seconds: Double) {
+        self.edits = edits
+        self.isChanged = isChanged
+        self.warnings = warnings
+        self.priming = priming
+        self.seconds = seconds
+    }
+
+    /// The edit list to write: the input's when unchanged, the fitted one, or none.
+    public func editList(replacing input: EditListBox?) -> EditListBox? {
+        guard isChanged else { return input }
+        guard !edits.isEmpty else { return nil }
+        var list = input ?? EditListBox(entries: [])
+        list.entries = edits
+        return list
+    }
+
+    /// Seconds with three decimals, for messages.
+    static func seconds(_ ticks: UInt64, _ timescale: UInt32) -> String {
+        let millis = ticks / UInt64(timescale) &* 1000 &+ (ticks % UInt64(timescale)) &* 1000 / UInt64(timescale)
+        // Wrapping is harmless here (a message); ticks / timescale * 1000 overflows only past
+        // 584 million years.
+        let fraction = String(millis % 1000)
+        return "\(millis / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+}
