@@ -86,6 +86,71 @@ public enum BackgroundMusic {
             }
         }
 
+        let plan = try MuxPlan(inputs: inputs, names: [videoPath] + clipPaths, options: options)
+        var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
+        do {
+            try plan.layout.write(tracks: plan.tracks, inputs: inputs, to: &output, bufferSize: options.bufferSize,
+                                  isCancelled: isCancelled)
+            try output.publish(overwrite: options.overwrite)
+        } catch {
+            output.discard()
+            throw error
+        }
+        return plan.result(outputPath: outputPath, bytesWritten: output.position)
+    }
+
+    /// Muxes from byte sources into any sink (memory, an app's own storage), as the file form
+    /// does between files. Messages name the inputs "video" and "clip 1", "clip 2", …;
+    /// ``MuxOptions/overwrite`` does not apply. The caller owns the sink: on error, what was
+    /// written so far is incomplete.
+    public static func mux<Source: ByteSource>(video: Source, music clips: [Source], to sink: inout some ByteSink,
+                                               options: MuxOptions = MuxOptions(),
+                                               isCancelled: () -> Bool = { false }) throws -> MuxResult {
+        guard !clips.isEmpty else {
+            throw RemuxError(.noAudioTrack, "no music clips were given")
+        }
+        let names = ["video"] + clips.indices.map { "clip \($0 + 1)" }
+        let plan = try MuxPlan(inputs: [video] + clips, names: names, options: options)
+        try plan.layout.write(tracks: plan.tracks, inputs: [video] + clips, to: &sink, bufferSize: options.bufferSize,
+                              isCancelled: isCancelled)
+        return plan.result(outputPath: "", bytesWritten: plan.layout.outputSize)
+    }
+
+    /// About 300 hours of 48 kHz AAC: far beyond any video, low enough to stay in memory.
+    static let maximumMusicSamples = 50_000_000
+
+    /// `seconds` in `timescale` ticks, or nil when that is not a sensible 64-bit count.
+    static func ticks(_ seconds: Double, _ timescale: UInt32) -> UInt64? {
+        let value = (seconds * Double(timescale)).rounded()
+        guard value.isFinite, value >= 0, value < 1.8e19 else { return nil }
+        return UInt64(value)
+    }
+
+    /// A track's presented duration in seconds: its edit list's, or its media's.
+    static func presentedSeconds(_ track: Track, movie: Movie, mediaDuration: UInt64) -> Double {
+        if let edits = track.editList?.entries, !edits.isEmpty, movie.header.timescale > 0 {
+            let total = edits.reduce(UInt64(0)) { $0 &+ $1.segmentDuration }
+            if total > 0 { return Double(total) / Double(movie.header.timescale) }
+        }
+        let timescale = track.mediaHeader.timescale
+        return timescale == 0 ? 0 : Double(mediaDuration) / Double(timescale)
+    }
+}
+
+/// Everything decided before the first byte is written: the tracks and the file's layout.
+struct MuxPlan {
+    var tracks: [TrackPlan]
+    var layout: MuxLayout
+    var videoTrackCount: Int
+    var clipsPlaced: Int
+    var videoSeconds: Double
+    var musicSeconds: Double
+
+    /// `inputs[0]` is the video, the rest are the clips (at least one); `names` name them in
+    /// messages.
+    init<Source: ByteSource>(inputs: [Source], names: [String], options: MuxOptions) throws {
+        let videoInput = inputs[0]
+        let videoPath = names[0]
         // The video.
         let videoMovie = try parse { try Movie(reading: videoInput) }
         let videoTracks = videoMovie.tracks.filter { $0.handlerType == .vide }
@@ -98,12 +163,12 @@ public enum BackgroundMusic {
                                                         name: videoPath)
             plans.append(TrackPlan(copying: track, table: table, source: 0))
         }
-        let videoSeconds = presentedSeconds(mainVideo, movie: videoMovie, mediaDuration: plans[0].mediaHeader.duration)
+        let videoSeconds = BackgroundMusic.presentedSeconds(mainVideo, movie: videoMovie, mediaDuration: plans[0].mediaHeader.duration)
 
         // The clips.
         var clips: [Clip] = []
-        for (i, path) in clipPaths.enumerated() {
-            clips.append(try Clip(path: path, input: inputs[i + 1], source: i + 1))
+        for i in 1..<inputs.count {
+            clips.append(try Clip(path: names[i], input: inputs[i], source: i))
         }
         let first = clips[0]
         for clip in clips.dropFirst() where !clip.sharesCoding(with: first) {
@@ -115,7 +180,8 @@ public enum BackgroundMusic {
         guard timescale > 0 else { throw RemuxError(.invalidInput, "\(first.path): the media timescale is 0") }
 
         // The music track: clip after clip, each clip's priming skipped by its own edit.
-        guard let videoTicks = ticks(videoSeconds, timescale), let offsetTicks = ticks(options.musicOffset, timescale),
+        guard let videoTicks = BackgroundMusic.ticks(videoSeconds, timescale),
+              let offsetTicks = BackgroundMusic.ticks(options.musicOffset, timescale),
               offsetTicks < videoTicks else {
             throw RemuxError(.invalidInput, "the music would start at \(options.musicOffset) s, after the video ends "
                              + "(\(videoSeconds) s)")
@@ -130,8 +196,8 @@ public enum BackgroundMusic {
         var base: UInt64 = 0
         var placed = 0
         while needed > 0 && (options.loop || placed < clips.count) {
-            guard music.sampleCount <= Self.maximumMusicSamples else {
-                throw RemuxError(.invalidInput, "the music would need more than \(Self.maximumMusicSamples) packets; "
+            guard music.sampleCount <= BackgroundMusic.maximumMusicSamples else {
+                throw RemuxError(.invalidInput, "the music would need more than \(BackgroundMusic.maximumMusicSamples) packets; "
                                  + "are the clips this short?")
             }
             let clip = clips[placed % clips.count]
@@ -188,41 +254,19 @@ public enum BackgroundMusic {
         movieHeader.timescale = timescale
         movieHeader.duration = movieDuration
         movieHeader.nextTrackID = UInt32(plans.count + 1)
-        let layout = try MuxLayout(tracks: plans, movieHeader: movieHeader,
+        layout = try MuxLayout(tracks: plans, movieHeader: movieHeader,
                                    fileType: FileTypeBox(majorBrand: .isom, minorVersion: 0x200,
                                                          compatibleBrands: [.isom, "iso2", .mp42]))
-        var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
-        do {
-            try layout.write(tracks: plans, inputs: inputs, to: &output, bufferSize: options.bufferSize,
-                             isCancelled: isCancelled)
-            try output.publish(overwrite: options.overwrite)
-        } catch {
-            output.discard()
-            throw error
-        }
-        return MuxResult(outputPath: outputPath, videoTrackCount: videoTracks.count, clipsPlaced: placed,
-                         videoDuration: videoSeconds, musicDuration: Double(musicTicks) / Double(timescale),
-                         bytesWritten: output.position)
+        tracks = plans
+        videoTrackCount = videoTracks.count
+        clipsPlaced = placed
+        self.videoSeconds = videoSeconds
+        musicSeconds = Double(musicTicks) / Double(timescale)
     }
 
-    /// About 300 hours of 48 kHz AAC: far beyond any video, low enough to stay in memory.
-    static let maximumMusicSamples = 50_000_000
-
-    /// `seconds` in `timescale` ticks, or nil when that is not a sensible 64-bit count.
-    static func ticks(_ seconds: Double, _ timescale: UInt32) -> UInt64? {
-        let value = (seconds * Double(timescale)).rounded()
-        guard value.isFinite, value >= 0, value < 1.8e19 else { return nil }
-        return UInt64(value)
-    }
-
-    /// A track's presented duration in seconds: its edit list's, or its media's.
-    static func presentedSeconds(_ track: Track, movie: Movie, mediaDuration: UInt64) -> Double {
-        if let edits = track.editList?.entries, !edits.isEmpty, movie.header.timescale > 0 {
-            let total = edits.reduce(UInt64(0)) { $0 &+ $1.segmentDuration }
-            if total > 0 { return Double(total) / Double(movie.header.timescale) }
-        }
-        let timescale = track.mediaHeader.timescale
-        return timescale == 0 ? 0 : Double(mediaDuration) / Double(timescale)
+    func result(outputPath: String, bytesWritten: UInt64) -> MuxResult {
+        MuxResult(outputPath: outputPath, videoTrackCount: videoTrackCount, clipsPlaced: clipsPlaced,
+                  videoDuration: videoSeconds, musicDuration: musicSeconds, bytesWritten: bytesWritten)
     }
 }
 
@@ -241,7 +285,7 @@ struct Clip {
     let presentedTicks: UInt64
     let durations: [UInt32]
 
-    init(path: String, input: InputFile, source: Int) throws {
+    init(path: String, input: some ByteSource, source: Int) throws {
         self.path = path
         self.source = source
         movie = try parse { try Movie(reading: input) }

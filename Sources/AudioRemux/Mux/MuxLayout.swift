@@ -15,6 +15,11 @@ struct MuxLayout {
     var payloadSize: UInt64
     /// Chunks in file order.
     var chunks: [Chunk]
+    /// How many steps the interleaving took (for tests: it must be bounded by the samples).
+    var interleaveSteps = 0
+
+    /// The size of the whole file.
+    var outputSize: UInt64 { UInt64(fileType.count + movieBox.count + mediaDataHeader.count) + payloadSize }
 
     static let chunkDuration = 0.5
 
@@ -25,7 +30,9 @@ struct MuxLayout {
         var cursors = [Int](repeating: 0, count: tracks.count)
         var chunks: [Chunk] = []
         var windowEnd = 0.0
+        var steps = 0
         while zip(cursors, tracks).contains(where: { $0 < $1.sampleCount }) {
+            steps += 1
             windowEnd += Self.chunkDuration
             for (t, track) in tracks.enumerated() {
                 let timescale = Double(max(track.mediaHeader.timescale, 1))
@@ -42,6 +49,7 @@ struct MuxLayout {
             }
         }
         self.chunks = chunks
+        interleaveSteps = steps
         payloadSize = tracks.reduce(UInt64(0)) { $0 + $1.sizes.reduce(UInt64(0)) { $0 + UInt64($1) } }
         self.fileType = fileType.serialized
         mediaDataHeader = MediaDataHeader.bytes(payloadSize: payloadSize)
@@ -87,7 +95,7 @@ struct MuxLayout {
     }
 
     /// Writes the whole file: header boxes, then every chunk's samples from their inputs.
-    func write(tracks: [TrackPlan], inputs: [InputFile], to sink: inout some ByteSink, bufferSize: Int,
+    func write<Source: ByteSource>(tracks: [TrackPlan], inputs: [Source], to sink: inout some ByteSink, bufferSize: Int,
                isCancelled: () -> Bool) throws {
         try sink.write(fileType)
         try sink.write(movieBox)
