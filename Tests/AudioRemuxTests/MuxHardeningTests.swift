@@ -3,6 +3,12 @@ import ISOBMFF
 import TestSupport
 import XCTest
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// `mux` against inputs whose claimed durations are far out of proportion with what they
 /// hold (issue 11, points 2, 17, 18 and 20): the work and the memory follow the samples
 /// really present, and absurd timing is refused before anything is built.
@@ -94,4 +100,59 @@ final class MuxHardeningTests: XCTestCase {
         try assertInterleavingFollowsTheSamples(gap: 0xFFFF_FFFF)
     }
 
+    /// Point 18: `--loop` over a 60 KB video whose edit list claims 2^32 ticks (49 days) is
+    /// refused from the numbers alone, before any table is built (it used to grow 50 million
+    /// samples, 1.2 GB, before refusing).
+    func testLoopingOverAClaimedDurationIsRefusedBeforeBuilding() throws {
+        var synthetic = SyntheticMovie(sampleCount: 2)
+        synthetic.handler = .vide
+        synthetic.sampleSizes = [30000, 30000]
+        synthetic.editList = EditListBox(entries: [.init(segmentDuration: 1 << 32, mediaTime: 0)])
+        let video = synthetic.build()
+        XCTAssertLessThan(video.count, 61000)
+        let music = clip(count: 40, presentedMilliseconds: 800)
+        let before = Self.peakResidentBytes()
+        XCTAssertThrowsError(try plan(video: video, clips: [music], options: MuxOptions(loop: true))) {
+            XCTAssertEqual(($0 as? RemuxError)?.code, .invalidInput)
+            XCTAssertTrue("\($0)".contains("loop"), "\($0)")
+        }
+        let grown = Self.peakResidentBytes() - before
+        XCTAssertLessThan(grown, 64 << 20, "peak RSS grew by \(grown >> 20) MiB")
+        // Without --loop the clip plays once: nothing to refuse.
+        XCTAssertEqual(try plan(video: video, clips: [music]).clipsPlaced, 1)
+    }
+
+    /// A loop that stays within the cap still fills the video (3 h of video, a 0.8 s clip).
+    func testLoopingALongVideoWithinTheCapFillsIt() throws {
+        var synthetic = SyntheticMovie(sampleCount: 2)
+        synthetic.handler = .vide
+        synthetic.editList = EditListBox(entries: [.init(segmentDuration: 3 * 3600 * 1000, mediaTime: 0)])
+        let plan = try plan(video: synthetic.build(), clips: [clip(count: 40, presentedMilliseconds: 800)],
+                            options: MuxOptions(loop: true))
+        XCTAssertEqual(plan.clipsPlaced, 13500)
+        XCTAssertEqual(plan.musicSeconds, 3 * 3600, accuracy: 0.001)
+    }
+
+    /// Point 20: a clip whose first packet claims 0xFFFFFC00 ticks (27 hours at 44.1 kHz)
+    /// used to be muxed as that one packet (FFmpeg: "Error while decoding stream"); it is
+    /// refused, naming the clip and the packet.
+    func testClipWithAnAbsurdPacketDurationIsRefused() throws {
+        var video = SyntheticMovie(sampleCount: 2)
+        video.handler = .vide
+        let timing = TimeToSampleBox(entries: [.init(sampleCount: 1, sampleDelta: 0xFFFF_FC00),
+                                               .init(sampleCount: 39, sampleDelta: 1024)])
+        let music = clip(count: 40, presentedMilliseconds: 800, timing: timing)
+        XCTAssertThrowsError(try plan(video: video.build(), clips: [music])) {
+            XCTAssertEqual(($0 as? RemuxError)?.code, .invalidInput)
+            XCTAssertTrue("\($0)".contains("clip1.m4a"), "\($0)")
+            XCTAssertTrue("\($0)".contains("packet 1 "), "\($0)")
+        }
+    }
+
+    static func peakResidentBytes() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return usage.ru_maxrss * 1024
+    }
 }
+

@@ -116,8 +116,46 @@ public enum BackgroundMusic {
         return plan.result(outputPath: "", bytesWritten: plan.layout.outputSize)
     }
 
-    /// About 300 hours of 48 kHz AAC: far beyond any video, low enough to stay in memory.
-    static let maximumMusicSamples = 50_000_000
+    /// How many packets the music track will hold, from the clips' own numbers alone, before
+    /// any table is built: `--loop` repeats the clips to fill `ticks` (a length the video
+    /// only claims), so the count is computed with checked arithmetic and compared with
+    /// ``Limits/maximumMusicPackets`` by the caller. Saturates at `Int.max`. Throws when a clip
+    /// presents nothing (looping it would never fill the video).
+    static func musicPackets(clips: [Clip], filling ticks: UInt64, loop: Bool) throws -> Int {
+        var passes: [(ticks: UInt64, packets: Int)] = []
+        for clip in clips {
+            guard clip.presentedTicks > 0 else {
+                throw RemuxError(.invalidInput, "\(clip.path) holds no audio to play")
+            }
+            passes.append((clip.presentedTicks, clip.samplesCovering(until: clip.priming + clip.presentedTicks).count))
+        }
+        // Whole cycles through the clips, then the clips of the last, partial, cycle.
+        var total = 0
+        var left = ticks
+        if loop {
+            var cycleTicks: UInt64 = 0
+            var cyclePackets = 0
+            for pass in passes {
+                let (sum, overflow) = cycleTicks.addingReportingOverflow(pass.ticks)
+                cycleTicks = overflow ? .max : sum
+                cyclePackets += pass.packets  // At most the clips' samples, each < 2^30.
+            }
+            let cycles = left / cycleTicks  // cycleTicks > 0: every clip presents something.
+            left -= cycles * cycleTicks  // cycles * cycleTicks <= left.
+            guard let count = Int(exactly: cycles) else { return .max }
+            let (product, overflow) = count.multipliedReportingOverflow(by: cyclePackets)
+            if overflow { return .max }
+            total = product
+        }
+        for (clip, pass) in zip(clips, passes) where left > 0 {
+            let take = min(pass.ticks, left)
+            let (sum, overflow) = total.addingReportingOverflow(clip.samplesCovering(until: clip.priming + take).count)
+            if overflow { return .max }
+            total = sum
+            left -= take
+        }
+        return total
+    }
 
     /// `seconds` in `timescale` ticks, or nil when that is not a sensible 64-bit count.
     static func ticks(_ seconds: Double, _ timescale: UInt32) -> UInt64? {
@@ -129,8 +167,9 @@ public enum BackgroundMusic {
     /// A track's presented duration in seconds: its edit list's, or its media's.
     static func presentedSeconds(_ track: Track, movie: Movie, mediaDuration: UInt64) -> Double {
         if let edits = track.editList?.entries, !edits.isEmpty, movie.header.timescale > 0 {
-            let total = edits.reduce(UInt64(0)) { $0 &+ $1.segmentDuration }
-            if total > 0 { return Double(total) / Double(movie.header.timescale) }
+            // In Double: edits claiming more than 2^64 ticks in all must not wrap to a short video.
+            let total = edits.reduce(0.0) { $0 + Double($1.segmentDuration) }
+            if total > 0 { return total / Double(movie.header.timescale) }
         }
         let timescale = track.mediaHeader.timescale
         return timescale == 0 ? 0 : Double(mediaDuration) / Double(timescale)
@@ -180,11 +219,22 @@ struct MuxPlan {
         guard timescale > 0 else { throw RemuxError(.invalidInput, "\(first.path): the media timescale is 0") }
 
         // The music track: clip after clip, each clip's priming skipped by its own edit.
-        guard let videoTicks = BackgroundMusic.ticks(videoSeconds, timescale),
-              let offsetTicks = BackgroundMusic.ticks(options.musicOffset, timescale),
-              offsetTicks < videoTicks else {
+        guard let videoTicks = BackgroundMusic.ticks(videoSeconds, timescale) else {
+            throw RemuxError(.invalidInput, "\(videoPath) claims to last \(videoSeconds) s, more than a 64-bit count "
+                             + "of \(timescale) Hz ticks")
+        }
+        guard let offsetTicks = BackgroundMusic.ticks(options.musicOffset, timescale), offsetTicks < videoTicks else {
             throw RemuxError(.invalidInput, "the music would start at \(options.musicOffset) s, after the video ends "
                              + "(\(videoSeconds) s)")
+        }
+        let needed = videoTicks - offsetTicks  // offsetTicks < videoTicks, checked just above.
+        let packets = try BackgroundMusic.musicPackets(clips: clips, filling: needed, loop: options.loop)
+        // What the clips really hold may always be written once; repeating them is capped.
+        let limit = max(Limits.maximumMusicPackets, clips.reduce(0) { $0 + $1.table.sampleCount })
+        guard packets <= limit else {
+            throw RemuxError(.invalidInput, "looping the music over \(videoPath) (\(videoSeconds) s) would take "
+                             + "\(packets) packets, more than the \(limit) a mux may write; "
+                             + "does the video really last that long?")
         }
         var mediaHeader = first.track.mediaHeader
         let musicTrackID = UInt32(plans.count + 1)
@@ -192,19 +242,14 @@ struct MuxPlan {
                               mediaHeader: mediaHeader, entry: first.outputEntry)
         var edits: [EditListBox.Entry] = offsetTicks > 0 ? [.init(segmentDuration: offsetTicks, mediaTime: -1)] : []
         var timing: [TimeToSampleBox.Entry] = []
-        var needed = videoTicks - offsetTicks
+        var left = needed
         var base: UInt64 = 0
         var placed = 0
-        while needed > 0 && (options.loop || placed < clips.count) {
-            guard music.sampleCount <= BackgroundMusic.maximumMusicSamples else {
-                throw RemuxError(.invalidInput, "the music would need more than \(BackgroundMusic.maximumMusicSamples) packets; "
-                                 + "are the clips this short?")
-            }
+        // At most `packets` packets (counted above, within the limit), and each pass places at
+        // least one packet: musicPackets refuses a clip that presents nothing.
+        while left > 0 && (options.loop || placed < clips.count) {
             let clip = clips[placed % clips.count]
-            guard clip.presentedTicks > 0 else {
-                throw RemuxError(.invalidInput, "\(clip.path) holds no audio to play")
-            }
-            let take = min(clip.presentedTicks, needed)
+            let take = min(clip.presentedTicks, left)
             let (count, ticks) = clip.samplesCovering(until: clip.priming + take)
             music.append(clip.table, count: count, source: clip.source, descriptionIndex: 1)
             for duration in clip.durations.prefix(count) {
@@ -214,9 +259,14 @@ struct MuxPlan {
                     timing.append(.init(sampleCount: 1, sampleDelta: duration))
                 }
             }
-            edits.append(.init(segmentDuration: take, mediaTime: Int64(clamping: base + clip.priming)))
+            // base sums the durations of at most maximumMusicPackets packets, each at most
+            // Limits.maximumAudioPacketSeconds long (checked by Clip): far below 2^63 ticks.
+            guard let start = Int64(exactly: base + clip.priming) else {
+                throw RemuxError(.invalidInput, "\(clip.path): the music's timeline overflows")
+            }
+            edits.append(.init(segmentDuration: take, mediaTime: start))
             base += ticks
-            needed -= take
+            left -= take
             placed += 1
         }
         let musicTicks = edits.reduce(UInt64(0)) { $0 + $1.segmentDuration }
@@ -302,8 +352,20 @@ struct Clip {
             throw RemuxError(.incompatibleClips, "\(path) changes its coding midway (several sample descriptions)")
         }
         outputEntry = codec.outputEntry(original: entry)
+        let timescale = track.mediaHeader.timescale
+        guard timescale > 0 else { throw RemuxError(.invalidInput, "\(path): the audio track's timescale is 0") }
+        // A packet claiming hours (a first stts delta of 0xFFFFFC00 was seen) would make one
+        // packet cover the whole edit: the output held that packet alone and did not decode.
+        // Its real length is unknown without decoding, so the clip is refused.
+        let longest = UInt64(timescale) * Limits.maximumAudioPacketSeconds  // < 2^36.
         var durations: [UInt32] = []
-        for run in table.boxes.timeToSample.entries {
+        durations.reserveCapacity(table.sampleCount)
+        for run in table.boxes.timeToSample.entries where run.sampleCount > 0 {
+            if UInt64(run.sampleDelta) > longest {
+                throw RemuxError(.invalidInput, "\(path): packet \(durations.count + 1) lasts \(run.sampleDelta) ticks "
+                                 + "(\(run.sampleDelta / timescale) s at \(timescale) Hz) by its timing table (stts); "
+                                 + "an audio packet lasts at most a few seconds, so the clip's timing cannot be placed")
+            }
             durations.append(contentsOf: repeatElement(run.sampleDelta, count: Int(run.sampleCount)))
         }
         self.durations = durations
@@ -313,7 +375,7 @@ struct Clip {
         self.priming = priming
         var presented = total - priming
         if let edits = track.editList?.entries, !edits.isEmpty, movie.header.timescale > 0 {
-            let segments = edits.filter { !$0.isEmpty }.reduce(UInt64(0)) { $0 &+ $1.segmentDuration }
+            let segments = edits.filter { !$0.isEmpty }.map(\.segmentDuration).saturatingSum
             if segments > 0, let ticks = rescale(segments, from: movie.header.timescale,
                                                  to: track.mediaHeader.timescale) {
                 presented = min(presented, ticks)

@@ -104,7 +104,7 @@ struct TrackPlan {
                 edits.entries[i].segmentDuration = rescale(edits.entries[i].segmentDuration, from: old, to: new) ?? 0
             }
             editList = edits
-            header.duration = edits.entries.reduce(0) { $0 &+ $1.segmentDuration }
+            header.duration = edits.entries.map(\.segmentDuration).saturatingSum
         } else {
             header.duration = rescale(mediaHeader.duration, from: mediaHeader.timescale, to: new) ?? 0
         }
@@ -122,5 +122,16 @@ struct TrackPlan {
             }
         }
         return times
+    }
+}
+
+extension Sequence<UInt64> {
+    /// The sum, or `UInt64.max` when it does not fit: for durations that a file only claims,
+    /// where wrapping would turn days into seconds.
+    var saturatingSum: UInt64 {
+        reduce(0) { total, value in
+            let (sum, overflow) = total.addingReportingOverflow(value)
+            return overflow ? .max : sum
+        }
     }
 }
