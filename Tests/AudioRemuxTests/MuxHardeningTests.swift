@@ -149,6 +149,24 @@ final class MuxHardeningTests: XCTestCase {
         }
     }
 
+    /// A video whose edit list overflows 64 bits (two edits of 2^63 ticks) is presented whole,
+    /// its edit list dropped, as extraction treats such an edit (point 16's rule): the sum
+    /// used to wrap, and the edits were copied as they were.
+    func testVideoEditsThatOverflowAreDroppedAndTheVideoPresentedWhole() throws {
+        var synthetic = SyntheticMovie(sampleCount: 2)
+        synthetic.handler = .vide
+        synthetic.editList = EditListBox(entries: [.init(segmentDuration: 1 << 63, mediaTime: 0),
+                                                   .init(segmentDuration: 1 << 63, mediaTime: 0)])
+        var sink = MemoryByteSink()
+        let result = try BackgroundMusic.mux(video: MemoryByteSource(synthetic.build()),
+                                             music: [MemoryByteSource(clip(count: 40, presentedMilliseconds: 800))],
+                                             to: &sink)
+        XCTAssertEqual(result.videoDuration, 2048.0 / 44100, accuracy: 1e-6, "the media's two packets of 1024 ticks")
+        let output = try Movie(reading: MemoryByteSource(sink.data))
+        XCTAssertNil(output.tracks[0].editList)
+        XCTAssertEqual(output.tracks[0].header.duration, 2048)
+    }
+
     static func peakResidentBytes() -> Int {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)

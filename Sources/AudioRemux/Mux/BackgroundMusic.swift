@@ -163,17 +163,6 @@ public enum BackgroundMusic {
         guard value.isFinite, value >= 0, value < 1.8e19 else { return nil }
         return UInt64(value)
     }
-
-    /// A track's presented duration in seconds: its edit list's, or its media's.
-    static func presentedSeconds(_ track: Track, movie: Movie, mediaDuration: UInt64) -> Double {
-        if let edits = track.editList?.entries, !edits.isEmpty, movie.header.timescale > 0 {
-            // In Double: edits claiming more than 2^64 ticks in all must not wrap to a short video.
-            let total = edits.reduce(0.0) { $0 + Double($1.segmentDuration) }
-            if total > 0 { return total / Double(movie.header.timescale) }
-        }
-        let timescale = track.mediaHeader.timescale
-        return timescale == 0 ? 0 : Double(mediaDuration) / Double(timescale)
-    }
 }
 
 /// Everything decided before the first byte is written: the tracks and the file's layout.
@@ -193,7 +182,7 @@ struct MuxPlan {
         // The video.
         let videoMovie = try parse { try Movie(reading: videoInput) }
         let videoTracks = videoMovie.tracks.filter { $0.handlerType == .vide }
-        guard let mainVideo = videoTracks.first else {
+        guard !videoTracks.isEmpty else {
             throw RemuxError(.noVideoTrack, "\(videoPath) has no video track (it has \(Extraction.describe(videoMovie.tracks)))")
         }
         var plans: [TrackPlan] = []
@@ -202,7 +191,6 @@ struct MuxPlan {
                                                         name: videoPath)
             plans.append(TrackPlan(copying: track, table: table, source: 0))
         }
-        let videoSeconds = BackgroundMusic.presentedSeconds(mainVideo, movie: videoMovie, mediaDuration: plans[0].mediaHeader.duration)
 
         // The clips.
         var clips: [Clip] = []
@@ -218,11 +206,16 @@ struct MuxPlan {
         let timescale = first.track.mediaHeader.timescale
         guard timescale > 0 else { throw RemuxError(.invalidInput, "\(first.path): the media timescale is 0") }
 
-        // The music track: clip after clip, each clip's priming skipped by its own edit.
-        guard let videoTicks = BackgroundMusic.ticks(videoSeconds, timescale) else {
-            throw RemuxError(.invalidInput, "\(videoPath) claims to last \(videoSeconds) s, more than a 64-bit count "
-                             + "of \(timescale) Hz ticks")
+        // Video edit lists and durations move to the new movie timescale (the audio's, so that
+        // the music's edits are exact); the first video track's presented length is the goal.
+        for i in plans.indices {
+            plans[i].header.trackID = UInt32(i + 1)
+            plans[i].retime(from: videoMovie.header.timescale, to: timescale)
         }
+        let videoTicks = plans[0].header.duration
+        let videoSeconds = Double(videoTicks) / Double(timescale)
+
+        // The music track: clip after clip, each clip's priming skipped by its own edit.
         guard let offsetTicks = BackgroundMusic.ticks(options.musicOffset, timescale), offsetTicks < videoTicks else {
             throw RemuxError(.invalidInput, "the music would start at \(options.musicOffset) s, after the video ends "
                              + "(\(videoSeconds) s)")
@@ -282,11 +275,6 @@ struct MuxPlan {
             ])]
         }
 
-        // Video edit lists and durations move to the new movie timescale (the audio's).
-        for i in plans.indices {
-            plans[i].header.trackID = UInt32(i + 1)
-            plans[i].retime(from: videoMovie.header.timescale, to: timescale)
-        }
         plans.append(music)
         if options.keepOriginalAudio, let original = videoMovie.tracks.first(where: \.isAudio) {
             let (table, _) = try Extraction.sampleTable(of: original, in: videoMovie, source: videoInput, salvage: false,
