@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (swiftc -sanitize=fuzzer,address, library sources compiled
 # directly: no Package.swift involved) and runs them.
 #
-#   Fuzz/run.sh TARGET SECONDS [libFuzzer flags...]   fuzz one target (box-parser, extraction)
+#   Fuzz/run.sh TARGET SECONDS [libFuzzer flags...]   fuzz one target (box-parser, extraction, mux)
 #   Fuzz/run.sh --ci                                  every target for $FUZZ_CI_SECONDS (60) s each;
 #                                                     exits non-zero on any crash, hang or OOM
 #   Fuzz/run.sh --build                               build only
@@ -14,7 +14,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 build="${FUZZ_BUILD_DIR:-$repo/.build/fuzz}"
-targets=(box-parser extraction)
+targets=(box-parser extraction mux)
 # The limits that define a finding (> 1 s for one input, > 256 MiB resident or in one malloc)
 # and a dictionary of box types.
 options=(-rss_limit_mb=256 -malloc_limit_mb=256 -timeout=1 -max_len=65536 -dict="$repo/Fuzz/mp4.dict")
@@ -42,7 +42,8 @@ stale() {
 build_all() {
     mkdir -p "$build/modules"
     local lib="$repo/Sources"
-    if stale "$build/fuzz-extraction" "$lib" "$repo/Fuzz" || stale "$build/fuzz-box-parser" "$lib" "$repo/Fuzz"; then
+    if stale "$build/fuzz-extraction" "$lib" "$repo/Fuzz" || stale "$build/fuzz-box-parser" "$lib" "$repo/Fuzz" ||
+        stale "$build/fuzz-mux" "$lib" "$repo/Fuzz"; then
         echo "== building fuzz targets in $build"
         # CSystem: the C shim, instrumented like the rest, with a module map for `import CSystem`.
         clang -c -O1 -g -fsanitize=address,fuzzer-no-link -I "$lib/CSystem/include" \
@@ -62,6 +63,9 @@ build_all() {
         # shellcheck disable=SC2046
         swiftc "${swift_flags[@]}" -I "$build" -I "$build/modules" $(sources Fuzz/Extraction) \
             "$build/AudioRemux.o" "$build/ISOBMFF.o" "$build/CSystem.o" -o "$build/fuzz-extraction"
+        # shellcheck disable=SC2046
+        swiftc "${swift_flags[@]}" -I "$build" -I "$build/modules" $(sources Fuzz/Mux) \
+            "$build/AudioRemux.o" "$build/ISOBMFF.o" "$build/CSystem.o" -o "$build/fuzz-mux"
     fi
 }
 

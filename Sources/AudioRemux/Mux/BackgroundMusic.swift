@@ -84,12 +84,105 @@ public enum BackgroundMusic {
         }
         try Destination.check(outputPath, overwrite: options.overwrite)
 
+        let plan = try MuxPlan(inputs: inputs, names: [videoPath] + clipPaths, options: options)
+        var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
+        do {
+            try plan.layout.write(tracks: plan.tracks, inputs: inputs, to: &output, bufferSize: options.bufferSize,
+                                  isCancelled: isCancelled)
+            try output.publish(overwrite: options.overwrite)
+        } catch {
+            output.discard()
+            throw error
+        }
+        return plan.result(outputPath: outputPath, bytesWritten: output.position)
+    }
+
+    /// Muxes from byte sources into any sink (memory, an app's own storage), as the file form
+    /// does between files. Messages name the inputs "video" and "clip 1", "clip 2", …;
+    /// ``MuxOptions/overwrite`` does not apply. The caller owns the sink: on error, what was
+    /// written so far is incomplete.
+    public static func mux<Source: ByteSource>(video: Source, music clips: [Source], to sink: inout some ByteSink,
+                                               options: MuxOptions = MuxOptions(),
+                                               isCancelled: () -> Bool = { false }) throws -> MuxResult {
+        guard !clips.isEmpty else {
+            throw RemuxError(.noAudioTrack, "no music clips were given")
+        }
+        let names = ["video"] + clips.indices.map { "clip \($0 + 1)" }
+        let plan = try MuxPlan(inputs: [video] + clips, names: names, options: options)
+        try plan.layout.write(tracks: plan.tracks, inputs: [video] + clips, to: &sink, bufferSize: options.bufferSize,
+                              isCancelled: isCancelled)
+        return plan.result(outputPath: "", bytesWritten: plan.layout.outputSize)
+    }
+
+    /// How many packets the music track will hold, from the clips' own numbers alone, before
+    /// any table is built: `--loop` repeats the clips to fill `ticks` (a length the video
+    /// only claims), so the count is computed with checked arithmetic and compared with
+    /// ``Limits/maximumMusicPackets`` by the caller. Saturates at `Int.max`. Throws when a clip
+    /// presents nothing (looping it would never fill the video).
+    static func musicPackets(clips: [Clip], filling ticks: UInt64, loop: Bool) throws -> Int {
+        var passes: [(ticks: UInt64, packets: Int)] = []
+        for clip in clips {
+            guard clip.presentedTicks > 0 else {
+                throw RemuxError(.invalidInput, "\(clip.path) holds no audio to play")
+            }
+            passes.append((clip.presentedTicks, clip.samplesCovering(until: clip.priming + clip.presentedTicks).count))
+        }
+        // Whole cycles through the clips, then the clips of the last, partial, cycle.
+        var total = 0
+        var left = ticks
+        if loop {
+            var cycleTicks: UInt64 = 0
+            var cyclePackets = 0
+            for pass in passes {
+                let (sum, overflow) = cycleTicks.addingReportingOverflow(pass.ticks)
+                cycleTicks = overflow ? .max : sum
+                cyclePackets += pass.packets  // At most the clips' samples, each < 2^30.
+            }
+            let cycles = left / cycleTicks  // cycleTicks > 0: every clip presents something.
+            left -= cycles * cycleTicks  // cycles * cycleTicks <= left.
+            guard let count = Int(exactly: cycles) else { return .max }
+            let (product, overflow) = count.multipliedReportingOverflow(by: cyclePackets)
+            if overflow { return .max }
+            total = product
+        }
+        for (clip, pass) in zip(clips, passes) where left > 0 {
+            let take = min(pass.ticks, left)
+            let (sum, overflow) = total.addingReportingOverflow(clip.samplesCovering(until: clip.priming + take).count)
+            if overflow { return .max }
+            total = sum
+            left -= take
+        }
+        return total
+    }
+
+    /// `seconds` in `timescale` ticks, or nil when that is not a sensible 64-bit count.
+    static func ticks(_ seconds: Double, _ timescale: UInt32) -> UInt64? {
+        let value = (seconds * Double(timescale)).rounded()
+        guard value.isFinite, value >= 0, value < 1.8e19 else { return nil }
+        return UInt64(value)
+    }
+}
+
+/// Everything decided before the first byte is written: the tracks and the file's layout.
+struct MuxPlan {
+    var tracks: [TrackPlan]
+    var layout: MuxLayout
+    var videoTrackCount: Int
+    var clipsPlaced: Int
+    var videoSeconds: Double
+    var musicSeconds: Double
+
+    /// `inputs[0]` is the video, the rest are the clips (at least one); `names` name them in
+    /// messages.
+    init<Source: ByteSource>(inputs: [Source], names: [String], options: MuxOptions) throws {
+        let videoInput = inputs[0]
+        let videoPath = names[0]
         // The video.
-        let videoMovie = try blaming(video: videoPath) {
-            try explained(parse { try Movie(reading: videoInput) }, source: videoInput)
+        let videoMovie = try BackgroundMusic.blaming(video: videoPath) {
+            try BackgroundMusic.explained(parse { try Movie(reading: videoInput) }, source: videoInput)
         }
         let videoTracks = videoMovie.tracks.filter { $0.handlerType == .vide }
-        guard let mainVideo = videoTracks.first else {
+        guard !videoTracks.isEmpty else {
             throw RemuxError(.noVideoTrack, "\(videoPath) has no video track (it has \(Extraction.describe(videoMovie.tracks)))")
         }
         var plans: [TrackPlan] = []
@@ -98,12 +191,13 @@ public enum BackgroundMusic {
                                                         name: videoPath)
             plans.append(TrackPlan(copying: track, table: table, source: 0))
         }
-        let videoSeconds = presentedSeconds(mainVideo, movie: videoMovie, mediaDuration: plans[0].mediaHeader.duration)
 
         // The clips.
         var clips: [Clip] = []
-        for (i, path) in clipPaths.enumerated() {
-            clips.append(try blaming(clip: i, path) { try Clip(path: path, input: inputs[i + 1], source: i + 1) })
+        for i in 1..<inputs.count {
+            clips.append(try BackgroundMusic.blaming(clip: i - 1, names[i]) {
+                try Clip(path: names[i], input: inputs[i], source: i)
+            })
         }
         let first = clips[0]
         for clip in clips.dropFirst() where !clip.sharesCoding(with: first) {
@@ -114,11 +208,28 @@ public enum BackgroundMusic {
         let timescale = first.track.mediaHeader.timescale
         guard timescale > 0 else { throw RemuxError(.invalidInput, "\(first.path): the media timescale is 0") }
 
+        // Video edit lists and durations move to the new movie timescale (the audio's, so that
+        // the music's edits are exact); the first video track's presented length is the goal.
+        for i in plans.indices {
+            plans[i].header.trackID = UInt32(i + 1)
+            plans[i].retime(from: videoMovie.header.timescale, to: timescale)
+        }
+        let videoTicks = plans[0].header.duration
+        let videoSeconds = Double(videoTicks) / Double(timescale)
+
         // The music track: clip after clip, each clip's priming skipped by its own edit.
-        guard let videoTicks = ticks(videoSeconds, timescale), let offsetTicks = ticks(options.musicOffset, timescale),
-              offsetTicks < videoTicks else {
+        guard let offsetTicks = BackgroundMusic.ticks(options.musicOffset, timescale), offsetTicks < videoTicks else {
             throw RemuxError(.invalidArgument, "the music would start at \(options.musicOffset) s, after the video ends "
                              + "(\(videoSeconds) s)")
+        }
+        let needed = videoTicks - offsetTicks  // offsetTicks < videoTicks, checked just above.
+        let packets = try BackgroundMusic.musicPackets(clips: clips, filling: needed, loop: options.loop)
+        // What the clips really hold may always be written once; repeating them is capped.
+        let limit = max(Limits.maximumMusicPackets, clips.reduce(0) { $0 + $1.table.sampleCount })
+        guard packets <= limit else {
+            throw RemuxError(.invalidInput, "looping the music over \(videoPath) (\(videoSeconds) s) would take "
+                             + "\(packets) packets, more than the \(limit) a mux may write; "
+                             + "does the video really last that long?")
         }
         var mediaHeader = first.track.mediaHeader
         let musicTrackID = UInt32(plans.count + 1)
@@ -126,19 +237,14 @@ public enum BackgroundMusic {
                               mediaHeader: mediaHeader, entry: first.outputEntry)
         var edits: [EditListBox.Entry] = offsetTicks > 0 ? [.init(segmentDuration: offsetTicks, mediaTime: -1)] : []
         var timing: [TimeToSampleBox.Entry] = []
-        var needed = videoTicks - offsetTicks
+        var left = needed
         var base: UInt64 = 0
         var placed = 0
-        while needed > 0 && (options.loop || placed < clips.count) {
-            guard music.sampleCount <= Self.maximumMusicSamples else {
-                throw RemuxError(.invalidInput, "the music would need more than \(Self.maximumMusicSamples) packets; "
-                                 + "are the clips this short?")
-            }
+        // At most `packets` packets (counted above, within the limit), and each pass places at
+        // least one packet: musicPackets refuses a clip that presents nothing.
+        while left > 0 && (options.loop || placed < clips.count) {
             let clip = clips[placed % clips.count]
-            guard clip.presentedTicks > 0 else {
-                throw RemuxError(.invalidInput, "\(clip.path) holds no audio to play")
-            }
-            let take = min(clip.presentedTicks, needed)
+            let take = min(clip.presentedTicks, left)
             let (count, ticks) = clip.samplesCovering(until: clip.priming + take)
             music.append(clip.table, count: count, source: clip.source, descriptionIndex: 1)
             for duration in clip.durations.prefix(count) {
@@ -148,9 +254,14 @@ public enum BackgroundMusic {
                     timing.append(.init(sampleCount: 1, sampleDelta: duration))
                 }
             }
-            edits.append(.init(segmentDuration: take, mediaTime: Int64(clamping: base + clip.priming)))
+            // base sums the durations of at most maximumMusicPackets packets, each at most
+            // Limits.maximumAudioPacketSeconds long (checked by Clip): far below 2^63 ticks.
+            guard let start = Int64(exactly: base + clip.priming) else {
+                throw RemuxError(.invalidInput, "\(clip.path): the music's timeline overflows")
+            }
+            edits.append(.init(segmentDuration: take, mediaTime: start))
             base += ticks
-            needed -= take
+            left -= take
             placed += 1
         }
         let musicTicks = edits.reduce(UInt64(0)) { $0 + $1.segmentDuration }
@@ -166,11 +277,6 @@ public enum BackgroundMusic {
             ])]
         }
 
-        // Video edit lists and durations move to the new movie timescale (the audio's).
-        for i in plans.indices {
-            plans[i].header.trackID = UInt32(i + 1)
-            plans[i].retime(from: videoMovie.header.timescale, to: timescale)
-        }
         plans.append(music)
         if options.keepOriginalAudio, let original = videoMovie.tracks.first(where: \.isAudio) {
             let (table, _) = try Extraction.sampleTable(of: original, in: videoMovie, source: videoInput, salvage: false,
@@ -188,62 +294,19 @@ public enum BackgroundMusic {
         movieHeader.timescale = timescale
         movieHeader.duration = movieDuration
         movieHeader.nextTrackID = UInt32(plans.count + 1)
-        let layout = try MuxLayout(tracks: plans, movieHeader: movieHeader,
+        layout = try MuxLayout(tracks: plans, movieHeader: movieHeader,
                                    fileType: FileTypeBox(majorBrand: .isom, minorVersion: 0x200,
                                                          compatibleBrands: [.isom, "iso2", .mp42]))
-        var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
-        do {
-            try layout.write(tracks: plans, inputs: inputs, to: &output, bufferSize: options.bufferSize,
-                             isCancelled: isCancelled)
-            try output.publish(overwrite: options.overwrite)
-        } catch {
-            output.discard()
-            throw error
-        }
-        return MuxResult(outputPath: outputPath, videoTrackCount: videoTracks.count, clipsPlaced: placed,
-                         videoDuration: videoSeconds, musicDuration: Double(musicTicks) / Double(timescale),
-                         bytesWritten: output.position)
+        tracks = plans
+        videoTrackCount = videoTracks.count
+        clipsPlaced = placed
+        self.videoSeconds = videoSeconds
+        musicSeconds = Double(musicTicks) / Double(timescale)
     }
 
-    /// Runs `body`, saying in its error that the video is at fault, unless it names it already.
-    static func blaming<T>(video path: String, _ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as RemuxError {
-            throw error.message.hasPrefix(path) ? error : error.prefixed("the video (\(path))")
-        }
-    }
-
-    /// Runs `body`, saying in its error which music clip (counted from 1) is at fault.
-    static func blaming<T>(clip index: Int, _ path: String, _ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as RemuxError {
-            throw error.prefixed("music clip \(index + 1) (\(path))")
-        }
-    }
-
-    /// `parsed`, or its error with what the file looks like when it is not an MP4 at all.
-    static func explained(_ parsed: @autoclosure () throws -> Movie, source: some ByteSource) throws -> Movie {
-        do { return try parsed() } catch let error as RemuxError {
-            throw FileSignature.explain(error, source: source)
-        }
-    }
-
-    /// About 300 hours of 48 kHz AAC: far beyond any video, low enough to stay in memory.
-    static let maximumMusicSamples = 50_000_000
-
-    /// `seconds` in `timescale` ticks, or nil when that is not a sensible 64-bit count.
-    static func ticks(_ seconds: Double, _ timescale: UInt32) -> UInt64? {
-        let value = (seconds * Double(timescale)).rounded()
-        guard value.isFinite, value >= 0, value < 1.8e19 else { return nil }
-        return UInt64(value)
-    }
-
-    /// A track's presented duration in seconds: its edit list's, or its media's.
-    static func presentedSeconds(_ track: Track, movie: Movie, mediaDuration: UInt64) -> Double {
-        if let edits = track.editList?.entries, !edits.isEmpty, movie.header.timescale > 0 {
-            let total = edits.reduce(UInt64(0)) { $0 &+ $1.segmentDuration }
-            if total > 0 { return Double(total) / Double(movie.header.timescale) }
-        }
-        let timescale = track.mediaHeader.timescale
-        return timescale == 0 ? 0 : Double(mediaDuration) / Double(timescale)
+    func result(outputPath: String, bytesWritten: UInt64) -> MuxResult {
+        MuxResult(outputPath: outputPath, videoTrackCount: videoTrackCount, clipsPlaced: clipsPlaced,
+                  videoDuration: videoSeconds, musicDuration: musicSeconds, bytesWritten: bytesWritten)
     }
 }
 
@@ -262,7 +325,7 @@ struct Clip {
     let presentedTicks: UInt64
     let durations: [UInt32]
 
-    init(path: String, input: InputFile, source: Int) throws {
+    init(path: String, input: some ByteSource, source: Int) throws {
         self.path = path
         self.source = source
         movie = try BackgroundMusic.explained(parse { try Movie(reading: input) }, source: input)
@@ -279,8 +342,20 @@ struct Clip {
             throw RemuxError(.incompatibleClips, "\(path) changes its coding midway (several sample descriptions)")
         }
         outputEntry = codec.outputEntry(original: entry)
+        let timescale = track.mediaHeader.timescale
+        guard timescale > 0 else { throw RemuxError(.invalidInput, "\(path): the audio track's timescale is 0") }
+        // A packet claiming hours (a first stts delta of 0xFFFFFC00 was seen) would make one
+        // packet cover the whole edit: the output held that packet alone and did not decode.
+        // Its real length is unknown without decoding, so the clip is refused.
+        let longest = UInt64(timescale) * Limits.maximumAudioPacketSeconds  // < 2^36.
         var durations: [UInt32] = []
-        for run in table.boxes.timeToSample.entries {
+        durations.reserveCapacity(table.sampleCount)
+        for run in table.boxes.timeToSample.entries where run.sampleCount > 0 {
+            if UInt64(run.sampleDelta) > longest {
+                throw RemuxError(.invalidInput, "\(path): packet \(durations.count + 1) lasts \(run.sampleDelta) ticks "
+                                 + "(\(run.sampleDelta / timescale) s at \(timescale) Hz) by its timing table (stts); "
+                                 + "an audio packet lasts at most a few seconds, so the clip's timing cannot be placed")
+            }
             durations.append(contentsOf: repeatElement(run.sampleDelta, count: Int(run.sampleCount)))
         }
         self.durations = durations
@@ -290,7 +365,7 @@ struct Clip {
         self.priming = priming
         var presented = total - priming
         if let edits = track.editList?.entries, !edits.isEmpty, movie.header.timescale > 0 {
-            let segments = edits.filter { !$0.isEmpty }.reduce(UInt64(0)) { $0 &+ $1.segmentDuration }
+            let segments = edits.filter { !$0.isEmpty }.map(\.segmentDuration).saturatingSum
             if segments > 0, let ticks = rescale(segments, from: movie.header.timescale,
                                                  to: track.mediaHeader.timescale) {
                 presented = min(presented, ticks)
@@ -328,5 +403,28 @@ struct Clip {
 
     var describe: String {
         "\(codec.codecString), \(codec.sampleRate) Hz, \(codec.channelCount) ch"
+    }
+}
+
+extension BackgroundMusic {
+    /// Runs `body`, saying in its error that the video is at fault, unless it names it already.
+    static func blaming<T>(video path: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as RemuxError {
+            throw error.message.hasPrefix(path) ? error : error.prefixed("the video (\(path))")
+        }
+    }
+
+    /// Runs `body`, saying in its error which music clip (counted from 1) is at fault.
+    static func blaming<T>(clip index: Int, _ path: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as RemuxError {
+            throw error.prefixed("music clip \(index + 1) (\(path))")
+        }
+    }
+
+    /// `parsed`, or its error with what the file looks like when it is not an MP4 at all.
+    static func explained(_ parsed: @autoclosure () throws -> Movie, source: some ByteSource) throws -> Movie {
+        do { return try parsed() } catch let error as RemuxError {
+            throw FileSignature.explain(error, source: source)
+        }
     }
 }

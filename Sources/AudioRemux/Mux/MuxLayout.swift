@@ -15,33 +15,96 @@ struct MuxLayout {
     var payloadSize: UInt64
     /// Chunks in file order.
     var chunks: [Chunk]
+    /// How many steps the interleaving took (for tests: it must be bounded by the samples).
+    var interleaveSteps: Int
+
+    /// The size of the whole file.
+    var outputSize: UInt64 { UInt64(fileType.count + movieBox.count + mediaDataHeader.count) + payloadSize }
 
     static let chunkDuration = 0.5
 
-    init(tracks: [TrackPlan], movieHeader: MovieHeaderBox, fileType: FileTypeBox) throws {
-        // Interleave: each window of chunkDuration seconds holds one chunk per track (split
-        // where the sample description changes).
-        let times = tracks.map(\.decodeTimes)
-        var cursors = [Int](repeating: 0, count: tracks.count)
-        var chunks: [Chunk] = []
-        var windowEnd = 0.0
-        while zip(cursors, tracks).contains(where: { $0 < $1.sampleCount }) {
-            windowEnd += Self.chunkDuration
-            for (t, track) in tracks.enumerated() {
-                let timescale = Double(max(track.mediaHeader.timescale, 1))
-                while cursors[t] < track.sampleCount && Double(times[t][cursors[t]]) / timescale < windowEnd {
-                    let first = cursors[t]
-                    var end = first
-                    while end < track.sampleCount && Double(times[t][end]) / timescale < windowEnd
-                        && track.descriptionIndexes[end] == track.descriptionIndexes[first] {
-                        end += 1
-                    }
-                    chunks.append(Chunk(track: t, firstSample: first, sampleCount: end - first))
-                    cursors[t] = end
+    /// Cuts each track into chunks of about ``chunkDuration`` of its decode time (and where
+    /// its sample description changes), then merges the tracks' chunks by decode time.
+    ///
+    /// The work follows the samples really present, never the timeline they claim: one
+    /// step per sample to cut the chunks and one per chunk to merge them, each merge step
+    /// O(log tracks). (It used to walk the timeline in half-second windows, so that one
+    /// `stts` delta of 2^32 ticks kept it busy for hours.) Returns the chunks in file order
+    /// and the steps taken.
+    static func interleave(_ tracks: [TrackPlan]) -> (chunks: [Chunk], steps: Int) {
+        var steps = 0
+        var perTrack: [[(start: UInt64, chunk: Chunk)]] = []
+        for (t, track) in tracks.enumerated() {
+            // chunkDuration (half a second) in the track's ticks, at least one tick.
+            let span = max(UInt64(track.mediaHeader.timescale) / 2, 1)
+            var deltas = track.timeToSample.entries.lazy.flatMap { repeatElement($0.sampleDelta, count: Int($0.sampleCount)) }
+                .makeIterator()
+            var list: [(start: UInt64, chunk: Chunk)] = []
+            var time: UInt64 = 0
+            var chunkStart: UInt64 = 0
+            for sample in 0..<track.sampleCount {
+                steps += 1
+                if var last = list.last, time - chunkStart < span,
+                   track.descriptionIndexes[sample] == track.descriptionIndexes[last.chunk.firstSample] {
+                    last.chunk.sampleCount += 1
+                    list[list.count - 1] = last
+                } else {
+                    list.append((time, Chunk(track: t, firstSample: sample, sampleCount: 1)))
+                    chunkStart = time
                 }
+                // The sum of a copied table's deltas fits 64 bits (checked by SampleTable); the
+                // music track is built here, so saturate rather than trust it: only the order of
+                // the chunks depends on it.
+                let (next, overflow) = time.addingReportingOverflow(UInt64(deltas.next() ?? 0))
+                time = overflow ? .max : next
+            }
+            perTrack.append(list)
+        }
+
+        // A k-way merge over a binary heap of the tracks, keyed by the start of each track's
+        // next chunk in seconds (compared exactly: a.start × b.timescale vs b.start × a.timescale).
+        func precedes(_ a: Int, _ ai: Int, _ b: Int, _ bi: Int) -> Bool {
+            let x = perTrack[a][ai].start.multipliedFullWidth(by: UInt64(max(tracks[b].mediaHeader.timescale, 1)))
+            let y = perTrack[b][bi].start.multipliedFullWidth(by: UInt64(max(tracks[a].mediaHeader.timescale, 1)))
+            if x.high != y.high { return x.high < y.high }
+            if x.low != y.low { return x.low < y.low }
+            return a < b
+        }
+        var next = [Int](repeating: 0, count: tracks.count)
+        var heap = perTrack.indices.filter { !perTrack[$0].isEmpty }
+        func less(_ i: Int, _ j: Int) -> Bool { precedes(heap[i], next[heap[i]], heap[j], next[heap[j]]) }
+        func siftDown(_ start: Int) {
+            var i = start
+            while true {
+                steps += 1
+                let l = 2 * i + 1, r = l + 1
+                var m = i
+                if l < heap.count && less(l, m) { m = l }
+                if r < heap.count && less(r, m) { m = r }
+                if m == i { return }
+                heap.swapAt(i, m)
+                i = m
             }
         }
+        for i in stride(from: heap.count / 2, through: 0, by: -1) where !heap.isEmpty { siftDown(i) }
+        var chunks: [Chunk] = []
+        chunks.reserveCapacity(perTrack.reduce(0) { $0 + $1.count })
+        while let t = heap.first {
+            chunks.append(perTrack[t][next[t]].chunk)
+            next[t] += 1
+            if next[t] == perTrack[t].count {
+                heap.swapAt(0, heap.count - 1)
+                heap.removeLast()
+            }
+            siftDown(0)
+        }
+        return (chunks, steps)
+    }
+
+    init(tracks: [TrackPlan], movieHeader: MovieHeaderBox, fileType: FileTypeBox) throws {
+        let (chunks, steps) = Self.interleave(tracks)
         self.chunks = chunks
+        interleaveSteps = steps
         payloadSize = tracks.reduce(UInt64(0)) { $0 + $1.sizes.reduce(UInt64(0)) { $0 + UInt64($1) } }
         self.fileType = fileType.serialized
         mediaDataHeader = MediaDataHeader.bytes(payloadSize: payloadSize)
@@ -87,7 +150,7 @@ struct MuxLayout {
     }
 
     /// Writes the whole file: header boxes, then every chunk's samples from their inputs.
-    func write(tracks: [TrackPlan], inputs: [InputFile], to sink: inout some ByteSink, bufferSize: Int,
+    func write<Source: ByteSource>(tracks: [TrackPlan], inputs: [Source], to sink: inout some ByteSink, bufferSize: Int,
                isCancelled: () -> Bool) throws {
         try sink.write(fileType)
         try sink.write(movieBox)

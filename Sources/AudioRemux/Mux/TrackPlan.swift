@@ -96,18 +96,30 @@ struct TrackPlan {
         }
     }
 
-    /// Rescales the edit list and header duration to a new movie timescale.
+    /// Rescales the edit list and header duration to a new movie timescale. An edit list
+    /// whose durations do not fit 64 bits, in all or once rescaled, is dropped and the track
+    /// presented whole, as extraction does with an edit that overflows; an edit list of no
+    /// duration leaves the media's.
     mutating func retime(from old: UInt32, to new: UInt32) {
-        guard old != new else { return }
         if var edits = editList {
+            var total: UInt64? = 0
             for i in edits.entries.indices {
-                edits.entries[i].segmentDuration = rescale(edits.entries[i].segmentDuration, from: old, to: new) ?? 0
+                guard let duration = rescale(edits.entries[i].segmentDuration, from: old, to: new),
+                      let sum = total?.addingReportingOverflow(duration), !sum.overflow else {
+                    total = nil
+                    break
+                }
+                edits.entries[i].segmentDuration = duration
+                total = sum.partialValue
             }
-            editList = edits
-            header.duration = edits.entries.reduce(0) { $0 &+ $1.segmentDuration }
-        } else {
-            header.duration = rescale(mediaHeader.duration, from: mediaHeader.timescale, to: new) ?? 0
+            if let total, total > 0 {
+                editList = edits
+                header.duration = total
+                return
+            }
+            if total == nil { editList = nil }
         }
+        header.duration = rescale(mediaHeader.duration, from: mediaHeader.timescale, to: new) ?? 0
     }
 
     /// The decode time of each sample, in the media timescale. O(samples).
@@ -122,5 +134,16 @@ struct TrackPlan {
             }
         }
         return times
+    }
+}
+
+extension Sequence<UInt64> {
+    /// The sum, or `UInt64.max` when it does not fit: for durations that a file only claims,
+    /// where wrapping would turn days into seconds.
+    var saturatingSum: UInt64 {
+        reduce(0) { total, value in
+            let (sum, overflow) = total.addingReportingOverflow(value)
+            return overflow ? .max : sum
+        }
     }
 }

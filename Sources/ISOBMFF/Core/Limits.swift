@@ -33,4 +33,16 @@ public enum Limits {
     /// How many empty (size 0) samples the fragments of one track may hold. They take no
     /// bytes, so the file's length does not bound them; each costs four bytes of `stsz`.
     public static let maximumEmptyFragmentSamples: UInt64 = 1 << 16
+
+    /// The most packets `mux` repeats into a music track (more only when the clips really
+    /// hold more): 2^19, about 3 hours of 48 kHz AAC (1024 samples a packet). `--loop`
+    /// repeats the clips for as long as the video claims to last, so the count is computed
+    /// and checked against this before anything is built. Measured: 2^20 packets peak at
+    /// 55 MiB resident, too close to the 64 MiB a mux of inputs under 100 MB may take.
+    public static let maximumMusicPackets = 1 << 19
+
+    /// The longest an audio packet may last, in seconds: real codecs stay far below (AAC
+    /// 1024 samples, AC-3 1536, FLAC at most 65535, 8.2 s at 8 kHz). A clip whose timing
+    /// claims more cannot be placed on a timeline without decoding it.
+    public static let maximumAudioPacketSeconds: UInt64 = 10
 }
