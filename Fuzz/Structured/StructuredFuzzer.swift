@@ -17,12 +17,13 @@ import Darwin
 public func fuzzStructured(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let bytes = data.map { [UInt8](UnsafeBufferPointer(start: $0, count: count)) } ?? []
     currentInput = bytes
+    let limit = HeapPeak.limit(inputBytes: count, tableBytes: HeapPeak.tableBytes(bytes))
     let baseline = HeapPeak.start()
     defer {
         let grown = HeapPeak.peak - baseline
-        if verbose { print("heap: \(grown >> 10) KiB at the peak") }
-        if grown > HeapPeak.limit {
-            outputFinding("18-memory", "one input of \(count) bytes took \(grown >> 20) MiB of heap at its peak")
+        if verbose { print("heap: \(grown >> 10) KiB at the peak, limit \(limit >> 10) KiB") }
+        if grown > limit {
+            outputFinding("18-memory", "an input of \(count) bytes took \(grown >> 20) MiB of heap (limit \(limit >> 20) MiB)")
         }
     }
     let source = MemoryByteSource(bytes)
