@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (swiftc -sanitize=fuzzer,address, library sources compiled
 # directly: no Package.swift involved) and runs them.
 #
-#   Fuzz/run.sh TARGET SECONDS [libFuzzer flags...]   fuzz one target (box-parser, extraction, mux)
+#   Fuzz/run.sh TARGET SECONDS [libFuzzer flags...]   fuzz one target (box-parser, extraction, mux, structured)
 #   Fuzz/run.sh --ci                                  every target for $FUZZ_CI_SECONDS (60) s each;
 #                                                     exits non-zero on any crash, hang or OOM
 #   Fuzz/run.sh --build                               build only
@@ -14,10 +14,24 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 build="${FUZZ_BUILD_DIR:-$repo/.build/fuzz}"
-targets=(box-parser extraction mux)
+targets=(box-parser extraction mux structured)
 # The limits that define a finding (> 1 s for one input, > 256 MiB resident or in one malloc)
 # and a dictionary of box types.
 options=(-rss_limit_mb=256 -malloc_limit_mb=256 -timeout=1 -max_len=65536 -dict="$repo/Fuzz/mp4.dict")
+# The structure-aware target takes inputs up to 1 MiB (tables that claim more samples than
+# 64 KB can hold). Each input runs extraction (twice when truncated), probe and a re-parse
+# of the output; the largest legitimate ones take 0.1-0.3 s with ASan on an idle core, so
+# 5 s leaves room for a loaded machine (2 s gave false timeouts next to other jobs) and
+# still catches the hangs of issue 11 (8 s and more). One malloc over 64 MiB is a finding:
+# issue 11 bounds peak RSS at 64 MiB for any input under 100 MB (RSS itself cannot be held
+# that low under ASan and libFuzzer, so it keeps 256).
+structured_options=(-rss_limit_mb=256 -malloc_limit_mb=64 -timeout=5 -max_len=1048576 -dict="$repo/Fuzz/mp4.dict")
+target_options() {
+    case $1 in
+    structured) echo "${structured_options[@]}" ;;
+    *) echo "${options[@]}" ;;
+    esac
+}
 
 # Swift's own backtracer would catch the trap first and hide the stack from libFuzzer, which
 # prints it symbolized. ASan's quarantine of freed memory (256 MiB by default) would count
@@ -42,8 +56,8 @@ stale() {
 build_all() {
     mkdir -p "$build/modules"
     local lib="$repo/Sources"
-    if stale "$build/fuzz-extraction" "$lib" "$repo/Fuzz" || stale "$build/fuzz-box-parser" "$lib" "$repo/Fuzz" ||
-        stale "$build/fuzz-mux" "$lib" "$repo/Fuzz"; then
+    if stale "$build/fuzz-extraction" "$lib" "$repo/Fuzz/Extraction" || stale "$build/fuzz-box-parser" "$lib" "$repo/Fuzz/BoxParser" ||
+        stale "$build/fuzz-mux" "$lib" "$repo/Fuzz/Mux"; then
         echo "== building fuzz targets in $build"
         # CSystem: the C shim, instrumented like the rest, with a module map for `import CSystem`.
         clang -c -O1 -g -fsanitize=address,fuzzer-no-link -I "$lib/CSystem/include" \
@@ -67,6 +81,18 @@ build_all() {
         swiftc "${swift_flags[@]}" -I "$build" -I "$build/modules" $(sources Fuzz/Mux) \
             "$build/AudioRemux.o" "$build/ISOBMFF.o" "$build/CSystem.o" -o "$build/fuzz-mux"
     fi
+    build_structured
+}
+
+# The structure-aware target: its own mutator (LLVMFuzzerCustomMutator) over the library
+# objects built above.
+build_structured() {
+    if stale "$build/fuzz-structured" "$repo/Sources" "$repo/Fuzz/Structured"; then
+        echo "== building fuzz-structured"
+        # shellcheck disable=SC2046
+        swiftc "${swift_flags[@]}" -I "$build" -I "$build/modules" $(sources Fuzz/Structured) \
+            "$build/AudioRemux.o" "$build/ISOBMFF.o" "$build/CSystem.o" -o "$build/fuzz-structured"
+    fi
 }
 
 check_target() {
@@ -85,7 +111,8 @@ fuzz() {
     shift 3
     mkdir -p "$corpus" "$build/artifacts/$target" "$repo/Fuzz/corpus/$target"
     # shellcheck disable=SC2046
-    "$build/fuzz-$target" "${options[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+    # shellcheck disable=SC2046
+    "$build/fuzz-$target" $(target_options "$target") -max_total_time="$seconds" -print_final_stats=1 \
         -artifact_prefix="$build/artifacts/$target/" "$@" "$corpus" $(seed_dirs "$target")
 }
 
@@ -128,7 +155,8 @@ case "${1:-}" in
     ls "$scratch/fixtures" >"$scratch/before"
     find "$build/corpus/$target" "$repo/Fuzz/corpus/$target" -type f -size -"$((${FUZZ_MERGE_MAX_BYTES:-2048} + 1))"c \
         -exec cp {} "$scratch/small/" \;
-    "$build/fuzz-$target" "${options[@]}" -merge=1 "$scratch/fixtures" "$scratch/small"
+    # shellcheck disable=SC2046
+    "$build/fuzz-$target" $(target_options "$target") -merge=1 "$scratch/fixtures" "$scratch/small"
     rm -rf "$repo/Fuzz/corpus/$target"
     mkdir -p "$repo/Fuzz/corpus/$target"
     ls "$scratch/fixtures" | grep -vxF -f "$scratch/before" | while read -r name; do
