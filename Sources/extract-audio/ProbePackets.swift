@@ -29,20 +29,24 @@ extension Probe {
                                              + "\(ids.isEmpty ? "none" : ids))"), input: input, output: nil, json: json)
                 }
             }
-            var output = OutputBuffer()
+            // Every chosen track is checked before anything is printed: a broken table
+            // fails the command with nothing on standard output.
+            var indexed: [(track: MediaTrack, samples: SampleIndex, shift: Int64)] = []
             for track in tracks {
-                let samples: SampleIndex
-                var shift: Int64 = 0
                 do {
-                    samples = try reader.samples(of: track)
+                    let samples = try reader.samples(of: track)
+                    var shift: Int64 = 0
                     if !reader.movie.isFragmented, samples.compositionOffsetRange.lowerBound < 0,
                        let ctts = try track.track.sampleTable().compositionOffsets {
                         shift = ffmpegDecodeTimeShift(ctts)
                     }
+                    indexed.append((track, samples, shift))
                 } catch let error as ISOBMFFError {
-                    output.flush()
                     return malformed(error, input: input, json: json)
                 }
+            }
+            var output = OutputBuffer()
+            for (track, samples, shift) in indexed {
                 let id = Int(track.id)
                 for (index, sample) in samples.enumerated() {
                     // Decode times of a checked table stay below 2^64; real ones below 2^63.

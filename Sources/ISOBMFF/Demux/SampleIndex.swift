@@ -234,16 +234,22 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
 
     /// ``index(decodingAt:)``, counting the probes of its binary searches in `steps`.
     func index(decodingAt time: UInt64, steps: inout Int) -> Int? {
+        decodePosition(at: time, steps: &steps)?.position
+    }
+
+    /// The sample being decoded at `time` and the index of its `stts` run.
+    func decodePosition(at time: UInt64, steps: inout Int) -> (position: Int, run: Int)? {
         guard count > 0, time >= firstDecodeTime, time < endDecodeTime else { return nil }
         let r = Self.partition(timeRuns.count, steps: &steps) { timeRuns[$0].firstDecodeTime <= time } - 1
         let run = timeRuns[r]
         let end = r + 1 < timeRuns.count ? timeRuns[r + 1].firstSample : count
-        guard run.delta > 0 else { return end - 1 }  // Zero-length samples: the last of the run.
+        guard run.delta > 0 else { return (end - 1, r) }  // Zero-length samples: the last of the run.
         // time < the next run's first decode time, so the quotient stays within the run.
-        return Swift.min(run.firstSample + Int((time - run.firstDecodeTime) / UInt64(run.delta)), end - 1)
+        return (Swift.min(run.firstSample + Int((time - run.firstDecodeTime) / UInt64(run.delta)), end - 1), r)
     }
 
-    /// ``index(presentingAt:)``, counting the binary-search probes and the samples scanned.
+    /// ``index(presentingAt:)``, counting the binary-search probes and the samples scanned:
+    /// one search of the `stts` runs, one of the `ctts` runs, then the window.
     func index(presentingAt time: Int64, steps: inout Int) -> Int? {
         guard count > 0 else { return nil }
         // A sample presenting `time` has pts ≤ time < pts + duration, and pts = dts + offset
@@ -252,24 +258,38 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
         let (upperBound, o1) = time.subtractingReportingOverflow(minimumOffset)
         let (lower1, o2) = time.subtractingReportingOverflow(maximumOffset)
         let (lowerBound, o3) = lower1.subtractingReportingOverflow(Int64(maximumDuration))
-        guard !o1, !o2, !o3, upperBound >= 0 else { return nil }
-        let last = UInt64(upperBound) >= endDecodeTime ? count - 1
-            : UInt64(upperBound) < firstDecodeTime ? nil : index(decodingAt: UInt64(upperBound), steps: &steps)
-        guard let last else { return nil }
-        var first = 0
+        guard !o1, !o2, !o3, upperBound >= 0, UInt64(upperBound) >= firstDecodeTime else { return nil }
+        var position = 0
+        var t = 0
         if lowerBound > 0, UInt64(lowerBound) >= firstDecodeTime {
-            first = index(decodingAt: UInt64(lowerBound), steps: &steps) ?? count - 1
+            guard let start = decodePosition(at: UInt64(lowerBound), steps: &steps) else { return nil }
+            (position, t) = start
         }
+        var o = 0
+        if !offsetRuns.isEmpty && position > 0 {
+            o = Self.partition(offsetRuns.count, steps: &steps) { offsetRuns[$0].firstSample <= position } - 1
+        }
+        var dts = timeRuns[t].firstDecodeTime + UInt64(position - timeRuns[t].firstSample) * UInt64(timeRuns[t].delta)
         var best: (index: Int, pts: Int64)?
-        var iterator = makeIterator(from: first, steps: &steps)
-        var position = first
-        while position <= last, let sample = iterator.next() {
+        // Decode times of a checked table stay below endDecodeTime < 2^64; converting to
+        // Int64 clamps (real times are far below 2^63).
+        while position < count && dts <= UInt64(upperBound) {
             steps += 1
-            let pts = sample.presentationTime
-            let (end, overflow) = pts.addingReportingOverflow(Int64(sample.duration))
-            if pts <= time && (overflow || time < end || sample.duration == 0 && pts == time) {
-                if best == nil || pts > best?.pts ?? .min { best = (position, pts) }
+            while t + 1 < timeRuns.count && timeRuns[t + 1].firstSample <= position { t += 1 }
+            var offset: Int64 = 0
+            if !offsetRuns.isEmpty {
+                while o + 1 < offsetRuns.count && offsetRuns[o + 1].firstSample <= position { o += 1 }
+                offset = offsetRuns[o].offset
             }
+            let delta = timeRuns[t].delta
+            let (pts, overflow) = Int64(clamping: dts).addingReportingOverflow(offset)
+            if !overflow && pts <= time {
+                let (end, endOverflow) = pts.addingReportingOverflow(Int64(delta))
+                if endOverflow || time < end || (delta == 0 && pts == time), best.map({ pts > $0.pts }) ?? true {
+                    best = (position, pts)
+                }
+            }
+            dts += UInt64(delta)
             position += 1
         }
         return best?.index

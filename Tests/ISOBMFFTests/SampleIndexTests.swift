@@ -1,0 +1,153 @@
+import Foundation
+@testable import ISOBMFF
+import TestSupport
+import XCTest
+
+/// SampleIndex: random access, iteration and lookups over compressed tables, and what a
+/// lookup costs.
+final class SampleIndexTests: XCTestCase {
+    /// Tables of `count` samples built in memory: durations alternating 1000/1001 (one
+    /// `stts` run per sample, the worst case for the timing search), a B-frame composition
+    /// pattern of period 3, chunks of 10 samples, sizes varying, a sync sample every 12th.
+    static func table(count: Int) throws -> (SampleTable, sizes: [UInt32]) {
+        var timing: [TimeToSampleBox.Entry] = []
+        timing.reserveCapacity(count)
+        for i in 0..<count { timing.append(.init(sampleCount: 1, sampleDelta: i % 2 == 0 ? 1000 : 1001)) }
+        let pattern: [UInt32] = [2002, 0, 1001]
+        let offsets = (0..<count).map { CompositionOffsetBox.Entry(sampleCount: 1, sampleOffset: pattern[$0 % 3]) }
+        let sizes = (0..<count).map { UInt32(10 + $0 % 7) }
+        var chunks: [UInt64] = []
+        var position: UInt64 = 1000
+        for (i, size) in sizes.enumerated() {
+            if i % 10 == 0 { chunks.append(position) }
+            position += UInt64(size)
+        }
+        let sync = stride(from: 1, through: count, by: 12).map { UInt32($0) }
+        let entry = SampleDescriptionBox.Entry(format: "avc1", bytes: [0, 0, 0, 8] + Array("avc1".utf8))
+        let boxes = SampleTableBoxes(
+            sampleDescriptions: SampleDescriptionBox(entries: [entry]), timeToSample: TimeToSampleBox(entries: timing),
+            compositionOffsets: CompositionOffsetBox(version: 0, entries: offsets),
+            sampleToChunk: SampleToChunkBox(entries: [.init(firstChunk: 1, samplesPerChunk: 10, sampleDescriptionIndex: 1)]),
+            sampleSizes: SampleSizeBox(sizes: sizes), chunkOffsets: ChunkOffsetBox(offsets: chunks),
+            syncSamples: SyncSampleBox(sampleNumbers: sync), sampleGroupDescriptions: [], sampleToGroups: [])
+        return (try SampleTable(boxes: boxes, fileLength: position), sizes)
+    }
+
+    /// A time lookup on 1,000,000 samples costs O(log n) steps: binary-search probes plus,
+    /// for a presentation time, the samples of the composition-offset window.
+    func testTimeLookupsCostLogarithmicSteps() throws {
+        let n = 1_000_000
+        let (table, _) = try Self.table(count: n)
+        let index = try SampleIndex(table: table)
+        XCTAssertEqual(index.count, n)
+        let log2n = Int(ceil(log2(Double(n))))  // 20
+        // The window: offsets span 2002 ticks plus the longest duration 1001, about three samples.
+        let window = 8
+        var worstDecode = 0
+        var worstPresent = 0
+        var worstSync = 0
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let position = Int.random(in: 0..<n, using: &generator)
+            let sample = index[position]
+            var steps = 0
+            XCTAssertEqual(index.index(decodingAt: sample.decodeTime, steps: &steps), position)
+            worstDecode = max(worstDecode, steps)
+            steps = 0
+            let found = index.index(presentingAt: sample.presentationTime, steps: &steps)
+            worstPresent = max(worstPresent, steps)
+            XCTAssertEqual(found.map { index[$0].presentationTime }, sample.presentationTime, "sample \(position)")
+            steps = 0
+            let sync = index.syncIndex(atOrBefore: position, steps: &steps)
+            worstSync = max(worstSync, steps)
+            XCTAssertEqual(sync, position - position % 12)
+        }
+        XCTAssertLessThanOrEqual(worstDecode, log2n + 1, "decode-time lookup")
+        XCTAssertLessThanOrEqual(worstPresent, 2 * (log2n + 1) + window, "presentation-time lookup")
+        XCTAssertLessThanOrEqual(worstSync, log2n + 1, "sync lookup")
+        // And not a scan: a linear search would take ~n/2 steps.
+        XCTAssertLessThan(worstPresent, 200)
+    }
+
+    /// Random access, iteration from the start and from any position agree, and match the
+    /// tables sample by sample (sizes and offsets computed here from the arrays built above).
+    func testSubscriptIterationAndTablesAgree() throws {
+        let (table, sizes) = try Self.table(count: 5000)
+        let index = try SampleIndex(table: table)
+        var offset: UInt64 = 1000
+        var decode: UInt64 = 0
+        for (i, sample) in index.enumerated() {
+            XCTAssertEqual(sample.offset, offset, "sample \(i)")
+            XCTAssertEqual(sample.size, sizes[i])
+            XCTAssertEqual(sample.decodeTime, decode)
+            XCTAssertEqual(sample.duration, i % 2 == 0 ? 1000 : 1001)
+            XCTAssertEqual(sample.compositionOffset, [2002, 0, 1001][i % 3])
+            XCTAssertEqual(sample.isSync, i % 12 == 0)
+            XCTAssertEqual(index[i], sample)
+            offset += UInt64(sizes[i])
+            decode += UInt64(sample.duration)
+        }
+        XCTAssertEqual(index.endDecodeTime, decode)
+        for start in [0, 1, 9, 10, 11, 4321, 4999] {
+            var iterator = index.makeIterator(from: start)
+            for i in start..<min(start + 25, index.count) { XCTAssertEqual(iterator.next(), index[i], "from \(start)") }
+        }
+        XCTAssertNil(index.index(decodingAt: decode))
+        XCTAssertEqual(index.compositionOffsetRange, 0...2002)
+    }
+
+    /// A fragmented track's first decode time (its first tfdt) is the first sample's,
+    /// as ffprobe prints it (Fixtures/frag-tfdt-start.mp4: 90000; stored expectation).
+    func testFragmentedTrackStartsAtItsFirstDecodeTime() throws {
+        let reader = try MovieReader(reading: MemoryByteSource(readFile(fixture("frag-tfdt-start.mp4"))))
+        let samples = try reader.samples(of: try XCTUnwrap(reader.track(id: 2)))
+        XCTAssertEqual(samples.firstDecodeTime, 90000)
+        XCTAssertEqual(samples.first?.decodeTime, 90000)
+        XCTAssertEqual(samples.index(decodingAt: 90000), 0)
+        XCTAssertNil(samples.index(decodingAt: 89999))
+    }
+
+    /// Sample bytes read through the reader are the file's bytes at the sample's range.
+    func testReadsSampleBytes() throws {
+        let bytes = readFile(fixture("aac-h264-faststart.mp4"))
+        let reader = try MovieReader(reading: MemoryByteSource(bytes))
+        var buffer: [UInt8] = []
+        for track in reader.tracks {
+            for sample in try reader.samples(of: track).prefix(20) {
+                try reader.read(sample, into: &buffer)
+                XCTAssertEqual(buffer[...], bytes[Int(sample.offset)..<Int(sample.offset) + Int(sample.size)])
+            }
+        }
+    }
+
+    /// Typed sample descriptions: width and height as ffprobe reports them, the codec
+    /// configuration box, rotation from the matrix.
+    func testTypedSampleDescriptions() throws {
+        let reader = try MovieReader(reading: MemoryByteSource(readFile(fixture("aac-h264-faststart.mp4"))))
+        let video = try XCTUnwrap(reader.tracks.first { $0.kind == .video })
+        let entry = try XCTUnwrap(video.sampleDescriptions.first?.video)
+        // ffprobe -show_streams: width=160 height=120 codec_tag_string=avc1 (Fixtures/README.md).
+        XCTAssertEqual([entry.width, entry.height], [160, 120])
+        XCTAssertEqual(entry.format, "avc1")
+        XCTAssertEqual(video.sampleDescriptions.first?.configuration?.type, "avcC")
+        XCTAssertEqual(video.rotation, 0)
+        let audio = try XCTUnwrap(reader.tracks.first { $0.kind == .audio })
+        XCTAssertEqual(audio.sampleDescriptions.first?.audio.map { $0.sampleRate >> 16 }, 44100)  // 16.16 fixed point.
+        XCTAssertEqual(audio.sampleDescriptions.first?.configuration?.type, "esds")
+        XCTAssertEqual(audio.language, "und")
+        XCTAssertEqual(audio.timescale, 44100)
+        // The entry writes back byte for byte.
+        let raw = try XCTUnwrap(video.sampleDescriptions.first?.entry.bytes)
+        var writer = BoxWriter()
+        entry.write(to: &writer)
+        XCTAssertEqual(writer.bytes, raw)
+    }
+
+    /// An `stss` out of order cannot be binary-searched: refused when indexing.
+    func testUnorderedSyncTableIsRefused() throws {
+        let (table, _) = try Self.table(count: 100)
+        var boxes = table.boxes
+        boxes.syncSamples = SyncSampleBox(sampleNumbers: [1, 25, 13])
+        assertThrows(.invalidSampleTable, try SampleIndex(table: SampleTable(boxes: boxes, fileLength: 100_000)))
+    }
+}
