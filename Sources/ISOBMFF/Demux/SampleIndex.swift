@@ -29,28 +29,63 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
     /// Positions are sample numbers counted from 0 in decode order.
     public typealias Index = Int
 
+    // The runs store 32-bit sample and chunk numbers (a checked table has at most
+    // Limits.maximumSampleCount = 2^30 samples, and no more chunks than samples) so that a
+    // run costs 16 or 20 bytes: a 10-hour track with a chunk per few samples has hundreds
+    // of thousands of stsc runs.
+
     /// A run of samples with one duration (`stts` entry), with the decode time of its first.
     struct TimeRun: Sendable {
-        var firstSample: Int
         var firstDecodeTime: UInt64
+        var storedFirstSample: UInt32
         var delta: UInt32
+        var firstSample: Int { Int(storedFirstSample) }
+
+        init(firstSample: Int, firstDecodeTime: UInt64, delta: UInt32) {
+            self.firstDecodeTime = firstDecodeTime
+            storedFirstSample = UInt32(truncatingIfNeeded: firstSample)  // At most 2^30.
+            self.delta = delta
+        }
     }
 
     /// A run of samples with one composition offset (`ctts` entry).
     struct OffsetRun: Sendable {
-        var firstSample: Int
-        var offset: Int64
+        var storedFirstSample: UInt32
+        /// The offset as stored: signed when `ctts` is version 1.
+        var rawOffset: UInt32
+        var isSigned: Bool
+        var firstSample: Int { Int(storedFirstSample) }
+        var offset: Int64 { isSigned ? Int64(Int32(bitPattern: rawOffset)) : Int64(rawOffset) }
+
+        init(firstSample: Int, rawOffset: UInt32, isSigned: Bool) {
+            storedFirstSample = UInt32(truncatingIfNeeded: firstSample)  // At most 2^30.
+            self.rawOffset = rawOffset
+            self.isSigned = isSigned
+        }
     }
 
     /// A run of chunks with one sample count (`stsc` entry), with the first sample of its
     /// first chunk.
     struct ChunkRun: Sendable {
-        var firstChunk: Int
+        var storedFirstChunk: UInt32
         /// The chunk after the run's last.
-        var endChunk: Int
-        var firstSample: Int
-        var samplesPerChunk: Int
+        var storedEndChunk: UInt32
+        var storedFirstSample: UInt32
+        var storedSamplesPerChunk: UInt32
         var descriptionIndex: UInt32
+        var firstChunk: Int { Int(storedFirstChunk) }
+        var endChunk: Int { Int(storedEndChunk) }
+        var firstSample: Int { Int(storedFirstSample) }
+        var samplesPerChunk: Int { Int(storedSamplesPerChunk) }
+
+        init(firstChunk: Int, endChunk: Int, firstSample: Int, samplesPerChunk: Int, descriptionIndex: UInt32) {
+            // Chunk numbers come from 32-bit stsc fields; sample numbers are at most 2^30.
+            storedFirstChunk = UInt32(truncatingIfNeeded: firstChunk)
+            storedEndChunk = UInt32(truncatingIfNeeded: endChunk)
+            storedFirstSample = UInt32(truncatingIfNeeded: firstSample)
+            storedSamplesPerChunk = UInt32(truncatingIfNeeded: samplesPerChunk)
+            self.descriptionIndex = descriptionIndex
+        }
     }
 
     let timeRuns: [TimeRun]
@@ -128,8 +163,9 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
         compositionOffsetsVersion = ctts?.version ?? 0
         sample = 0
         for entry in ctts?.entries ?? [] where entry.sampleCount > 0 {
-            let offset = ctts?.version == 1 ? Int64(Int32(bitPattern: entry.sampleOffset)) : Int64(entry.sampleOffset)
-            offsetRuns.append(OffsetRun(firstSample: sample, offset: offset))
+            let run = OffsetRun(firstSample: sample, rawOffset: entry.sampleOffset, isSigned: ctts?.version == 1)
+            let offset = run.offset
+            offsetRuns.append(run)
             sample += Int(entry.sampleCount)
             low = Swift.min(low, offset)
             high = Swift.max(high, offset)
