@@ -143,6 +143,20 @@ final class SampleIndexTests: XCTestCase {
         XCTAssertEqual(writer.bytes, raw)
     }
 
+    /// The average frame rate of a video track, as ffprobe's avg_frame_rate: 25/1 for
+    /// video-bframes.mp4 and aac-h264-faststart.mp4, 320000/12949 for frag-keyframe.mp4
+    /// (`ffprobe -select_streams v -show_entries stream=avg_frame_rate`).
+    func testAverageFrameRateIsFFprobes() throws {
+        for (name, rate) in [("video-bframes.mp4", 25.0), ("aac-h264-faststart.mp4", 25.0),
+                             ("frag-keyframe.mp4", 320000.0 / 12949.0)] {
+            let reader = try MovieReader(reading: MemoryByteSource(readFile(fixture(name))))
+            let video = try XCTUnwrap(reader.tracks.first { $0.kind == .video })
+            let samples = try reader.samples(of: video)
+            XCTAssertEqual(try XCTUnwrap(samples.averageRate(timescale: video.timescale)), rate, accuracy: 1e-9, name)
+        }
+        XCTAssertFalse(try SampleIndex(table: Self.table(count: 10).0).isSync(Int.max))
+    }
+
     /// An `stss` out of order cannot be binary-searched: refused when indexing.
     func testUnorderedSyncTableIsRefused() throws {
         let (table, _) = try Self.table(count: 100)

@@ -117,6 +117,17 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
     /// some samples are presented before they are decoded (`ctts` version 1).
     public var compositionOffsetRange: ClosedRange<Int64> { minimumOffset...maximumOffset }
 
+    /// The sum of the sample durations, in the media timescale.
+    public var totalDuration: UInt64 { endDecodeTime - firstDecodeTime }  // end ≥ first: checked sum.
+
+    /// Samples per second over the whole track, ``count`` × `timescale` / ``totalDuration``:
+    /// a video track's average frame rate (what ffprobe prints as `avg_frame_rate`); nil when
+    /// the samples last no time or `timescale` is 0.
+    public func averageRate(timescale: UInt32) -> Double? {
+        guard totalDuration > 0, timescale > 0 else { return nil }
+        return Double(count) * Double(timescale) / Double(totalDuration)
+    }
+
     public var startIndex: Int { 0 }
     public var endIndex: Int { count }
 
@@ -234,8 +245,10 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
                       descriptionIndex: run.descriptionIndex)
     }
 
-    /// Whether sample `position` is a sync sample. O(log sync samples).
+    /// Whether sample `position` is a sync sample (false for a position outside the
+    /// collection). O(log sync samples).
     public func isSync(_ position: Int) -> Bool {
+        guard position >= 0 && position < count else { return false }
         guard let syncSamples else { return true }
         let number = UInt32(truncatingIfNeeded: position + 1)  // At most maximumSampleCount.
         let i = Self.partition(syncSamples.count) { syncSamples[$0] <= number }
