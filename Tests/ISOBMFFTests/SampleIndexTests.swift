@@ -165,3 +165,23 @@ final class SampleIndexTests: XCTestCase {
         assertThrows(.invalidSampleTable, try SampleIndex(table: SampleTable(boxes: boxes, fileLength: 100_000)))
     }
 }
+
+/// Audio sample descriptions carry their codec's configuration box, as the codecs' ISOBMFF
+/// mappings name it (Opus: dOps; FLAC: dfLa; ALAC: alac; AC-3: dac3; E-AC-3: dec3; MPEG-4
+/// audio: esds, inside QuickTime's wave in mov-sound-v0.mov's v1 entry).
+final class SampleDescriptionTests: XCTestCase {
+    func testAudioConfigurationBoxes() throws {
+        for (name, format, type) in [("codec-opus.mp4", "Opus", "dOps"), ("codec-flac.mp4", "fLaC", "dfLa"),
+                                     ("codec-alac.m4a", "alac", "alac"), ("codec-ac3.mp4", "ac-3", "dac3"),
+                                     ("codec-eac3.mp4", "ec-3", "dec3"), ("codec-mp3.mp4", "mp4a", "esds"),
+                                     ("aac-quicktime.mov", "mp4a", "esds"), ("mov-sound-v2-96k.mov", "mp4a", "esds")] {
+            let reader = try MovieReader(reading: MemoryByteSource(readFile(fixture(name))))
+            let audio = try XCTUnwrap(reader.tracks.first { $0.kind == .audio }, name)
+            let description = try XCTUnwrap(audio.sampleDescriptions.first, name)
+            XCTAssertNil(description.parseError, name)
+            XCTAssertEqual(description.format.description, format, name)
+            XCTAssertEqual(description.configuration?.type.description, type, name)
+            XCTAssertNotNil(description.audio, name)
+        }
+    }
+}
