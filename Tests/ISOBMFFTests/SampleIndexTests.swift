@@ -157,6 +157,25 @@ final class SampleIndexTests: XCTestCase {
         XCTAssertFalse(try SampleIndex(table: Self.table(count: 10).0).isSync(Int.max))
     }
 
+    /// On the B-frame fixtures (pts from ffprobe's stored packets, via the tables), the
+    /// presentation lookup finds, for every tick, the sample whose interval
+    /// [pts, pts + duration) holds it, as a scan of all samples does.
+    func testPresentationLookupMatchesAScanOnBFrames() throws {
+        for name in ["video-bframes.mp4", "video-bframes-negative-cts.mp4"] {
+            let reader = try MovieReader(reading: MemoryByteSource(readFile(fixture(name))))
+            let samples = try reader.samples(of: reader.tracks[0])
+            let all = Array(samples)
+            XCTAssertTrue(all.contains { $0.compositionOffset != 0 }, "\(name) reorders frames")
+            let end = all.map { $0.presentationTime + Int64($0.duration) }.max() ?? 0
+            for time in stride(from: Int64(-600), through: end + 600, by: 7) {
+                let expected = all.indices.filter {
+                    all[$0].presentationTime <= time && time < all[$0].presentationTime + Int64(all[$0].duration)
+                }.max { all[$0].presentationTime < all[$1].presentationTime }
+                XCTAssertEqual(samples.index(presentingAt: time), expected, "\(name) at \(time)")
+            }
+        }
+    }
+
     /// An `stss` out of order cannot be binary-searched: refused when indexing.
     func testUnorderedSyncTableIsRefused() throws {
         let (table, _) = try Self.table(count: 100)
