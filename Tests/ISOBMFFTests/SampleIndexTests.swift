@@ -204,3 +204,25 @@ final class SampleDescriptionTests: XCTestCase {
         }
     }
 }
+
+/// Every video sample entry of the fixtures (ISO and QuickTime) parses and writes back
+/// byte for byte.
+final class VisualSampleEntryTests: XCTestCase {
+    func testEveryFixtureVideoEntryRoundTrips() throws {
+        var checked = 0
+        for name in ["aac-h264-faststart.mp4", "video-bframes.mp4", "aac-quicktime.mov", "mov-timecode.mov",
+                     "meta-iphone.mov", "frag-gstreamer.mp4", "aac-3gp.3gp", "mov-sound-v0.mov"] {
+            let reader = try MovieReader(reading: MemoryByteSource(readFile(fixture(name))))
+            for track in reader.tracks where track.kind == .video {
+                for description in track.sampleDescriptions {
+                    let entry = try XCTUnwrap(description.video, "\(name): \(String(describing: description.parseError))")
+                    var writer = BoxWriter()
+                    entry.write(to: &writer)
+                    XCTAssertEqual(writer.bytes, description.entry.bytes, name)
+                    checked += 1
+                }
+            }
+        }
+        XCTAssertGreaterThanOrEqual(checked, 8)
+    }
+}

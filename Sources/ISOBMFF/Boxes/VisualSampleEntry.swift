@@ -36,6 +36,10 @@ public struct VisualSampleEntry: Sendable, Equatable {
     public var format: FourCC
     /// The 1-based `dref` entry that says where the samples are.
     public var dataReferenceIndex: UInt16
+    /// The 16 bytes after the data reference index, kept as read: zeros in ISO files
+    /// (`pre_defined`, `reserved`), version, revision, vendor and temporal and spatial
+    /// quality in QuickTime's video sample description.
+    public var predefinedFields: [UInt8]
     /// The coded width in pixels.
     public var width: UInt16
     /// The coded height in pixels.
@@ -50,8 +54,13 @@ public struct VisualSampleEntry: Sendable, Equatable {
     public var compressorNameField: [UInt8]
     /// Bits per pixel: 0x18 for colour without alpha.
     public var depth: UInt16
+    /// The last fixed field: -1 in ISO files (`pre_defined`), QuickTime's color table ID.
+    public var colorTableID: Int16
     /// The child boxes in order, each with its payload (header excluded).
     public var children: [CodecConfigurationBox]
+    /// Bytes after the last child too short to be a box (some writers end the entry with
+    /// a 4-byte zero terminator), kept so that the entry is written back unchanged.
+    public var trailingBytes: [UInt8]
 
     /// The codec configuration: the first child among `avcC`, `hvcC`, `av1C`, `vpcC`
     /// (or any of ``CodecConfigurationBox/knownTypes``); nil for codecs without one.
@@ -76,6 +85,9 @@ public struct VisualSampleEntry: Sendable, Equatable {
         self.dataReferenceIndex = dataReferenceIndex
         self.width = width
         self.height = height
+        predefinedFields = [UInt8](repeating: 0, count: 16)
+        colorTableID = -1
+        trailingBytes = []
         horizontalResolution = 0x0048_0000
         verticalResolution = 0x0048_0000
         frameCount = 1
@@ -103,7 +115,7 @@ public struct VisualSampleEntry: Sendable, Equatable {
         format = header.type
         try body.skip(6)  // reserved
         dataReferenceIndex = try body.readUInt16()
-        try body.skip(16)  // pre_defined, reserved, pre_defined[3]
+        predefinedFields = try body.readBytes(16)  // pre_defined, reserved, pre_defined[3]
         width = try body.readUInt16()
         height = try body.readUInt16()
         horizontalResolution = try body.readUInt32()
@@ -112,7 +124,7 @@ public struct VisualSampleEntry: Sendable, Equatable {
         frameCount = try body.readUInt16()
         compressorNameField = try body.readBytes(32)
         depth = try body.readUInt16()
-        try body.skip(2)  // pre_defined = -1
+        colorTableID = try body.readInt16()  // pre_defined = -1
         var children: [CodecConfigurationBox] = []
         // Some writers pad the entry with zeros (a 4-byte terminator): fewer than 8 bytes
         // cannot hold a box, and are ignored as FFmpeg does.
@@ -121,14 +133,17 @@ public struct VisualSampleEntry: Sendable, Equatable {
             children.append(CodecConfigurationBox(type: child.type, payload: bytes.readRemainingBytes()))
         }
         self.children = children
+        trailingBytes = body.readRemainingBytes()
     }
 
-    /// Writes the entry: header, fixed fields, then the children in order.
+    /// Writes the entry: header, fixed fields, then the children in order; a parsed entry
+    /// is written back byte for byte (children with a 64-bit size excepted, written with
+    /// a 32-bit one).
     public func write(to writer: inout BoxWriter) {
         writer.box(format) { w in
             w.write(bytes: [0, 0, 0, 0, 0, 0])
             w.write(dataReferenceIndex)
-            w.write(bytes: [UInt8](repeating: 0, count: 16))
+            w.write(bytes: (predefinedFields + [UInt8](repeating: 0, count: 16)).prefix(16))
             w.write(width)
             w.write(height)
             w.write(horizontalResolution)
@@ -139,8 +154,9 @@ public struct VisualSampleEntry: Sendable, Equatable {
             name += [UInt8](repeating: 0, count: Swift.max(0, 32 - name.count))
             w.write(bytes: Array(name.prefix(32)))
             w.write(depth)
-            w.write(UInt16(0xFFFF))
+            w.write(colorTableID)
             for child in children { child.write(to: &w) }
+            w.write(bytes: trailingBytes)
         }
     }
 }
