@@ -296,4 +296,9 @@ grep -hv '^[[:space:]]*\(#\|$\)' Scripts/fixtures.list Scripts/metadata.list \
     | grep -E '^\S+\s+(good|meta|salvage)\s' \
     | xargs -P "$(nproc)" -L 1 bash -c 'expectation_for "$@"' _
 
+# Packet fixtures (B-frames, negative ctts, a first tfdt other than 0) and the expected
+# probe --packets output (ffprobe's), after the fixtures they copy.
+python3 Scripts/packets-conformance.py --make-fixtures
+python3 Scripts/packets-conformance.py --write
+
 echo "done: $(find "$FIX" -type f ! -name README.md | wc -l) files, $(du -sk "$FIX" | cut -f1) KiB"

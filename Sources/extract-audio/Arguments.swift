@@ -30,7 +30,7 @@ struct Arguments {
     static let allowedOptions: [Command: Set<String>] = [
         .extract: ["--track", "--track-id", "--output-dir", "--overwrite", "--skip-existing", "--salvage",
                    "--no-metadata", "--quiet", "--json"],
-        .probe: ["--json", "--list"],
+        .probe: ["--json", "--list", "--packets", "--track-id"],
         .mux: ["--audio", "--offset", "--loop", "--keep-original-audio", "--overwrite", "--quiet", "--json"],
     ]
 
@@ -48,6 +48,8 @@ struct Arguments {
     var quiet = false
     var keepMetadata = true
     var json = false
+    /// `probe --packets`: every sample instead of the track table.
+    var packets = false
     var musicOffset = 0.0
     var keepOriginalAudio = false
     var loop = false
@@ -96,6 +98,7 @@ struct Arguments {
             case "--version": version = true
             case "-l", "--list": list = true
             case "--json": json = true
+            case "--packets": packets = true
             case "-q", "--quiet": quiet = true
             case "--overwrite": overwrite = true
             case "--skip-existing": skipExisting = true
@@ -167,6 +170,12 @@ struct Arguments {
             }
             guard !inputs.contains(Self.standardStream) else {
                 throw UsageError(message: "probe reads files, not standard input ('-')")
+            }
+            if trackID != nil && !packets {
+                throw UsageError(message: "probe takes --track-id only with --packets")
+            }
+            if packets && inputs.count > 1 {
+                throw UsageError(message: "probe --packets takes one input file")
             }
             mode = .probe(inputs: inputs)
             return

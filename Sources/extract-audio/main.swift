@@ -16,6 +16,7 @@ let usage = """
       extract-audio [OPTIONS] INPUT OUTPUT.m4a
       extract-audio [OPTIONS] INPUT… --output-dir DIR
       extract-audio probe [--json] INPUT...       (or: extract-audio --list INPUT...)
+      extract-audio probe --packets [--track-id ID] [--json] INPUT
       extract-audio mux VIDEO --audio MUSIC… [--offset S] [--loop] [--keep-original-audio] OUTPUT.mp4
       extract-audio help | --help | --version
 
@@ -53,6 +54,10 @@ let usage = """
     probe INPUT... describes each INPUT and its tracks (codec, sample rate, channels, duration,
     samples, bitrate, language, enabled, rotation, whether extraction would work); with --json
     as one JSON object per input. --list INPUT... is the same.
+    probe --packets INPUT lists every sample of every track (or of --track-id ID) in decode
+    order, one line each (one JSON object each with --json): track_id, index, dts, pts,
+    duration (in the track's timescale, no edit list applied), size, offset, sync; the
+    numbers ffprobe -ignore_editlist 1 -show_packets prints.
 
     mux puts music under a video, also by stream copy: the video track is copied as it
     is, and one audio track holds the --audio clips back to back from the start (or from
@@ -280,6 +285,7 @@ func run() -> ExitStatus {
         Terminal.line("extract-audio \(version)")
         return .success
     case .probe(let inputs):
+        if arguments.packets { return Probe.packets(inputs[0], trackID: arguments.trackID, json: arguments.json) }
         return Probe.run(inputs, json: arguments.json)
     case .mux(let video, let music, let output):
         let options = MuxOptions(musicOffset: arguments.musicOffset, keepOriginalAudio: arguments.keepOriginalAudio,

@@ -1,17 +1,22 @@
 import ISOBMFF
 
-/// RFC 6381 codec strings and picture sizes for video sample entries, for `probe`.
+/// RFC 6381 codec strings and picture sizes for video sample entries, for `probe`; the
+/// entry is parsed by ``VisualSampleEntry`` (no byte offsets here).
 enum VideoCodec {
     /// `avc1.64001f`, `hvc1.1.6.L93.B0`, or the format when the configuration is unknown.
     static func codecString(format: FourCC, entry: [UInt8]) -> String {
         let name = format.description
+        let configuration = parsed(format: format, entry: entry)?.configuration
         switch name {
         case "avc1", "avc3":
-            guard let avcC = child("avcC", in: entry), avcC.count >= 4 else { return name }
-            // AVCDecoderConfigurationRecord: version, profile, compatibility, level.
-            return name + "." + [avcC[1], avcC[2], avcC[3]].map(hex2).joined()
+            // AVCDecoderConfigurationRecord (ISO/IEC 14496-15 § 5.3.3.1): version, profile,
+            // compatibility, level.
+            guard let avcC = configuration, avcC.type == "avcC", avcC.payload.count >= 4 else { return name }
+            return name + "." + avcC.payload[1...3].map(hex2).joined()
         case "hvc1", "hev1":
-            guard let record = child("hvcC", in: entry), record.count >= 13 else { return name }
+            // HEVCDecoderConfigurationRecord (ISO/IEC 14496-15 § 8.3.3.1).
+            guard let hvcC = configuration, hvcC.type == "hvcC", hvcC.payload.count >= 13 else { return name }
+            let record = hvcC.payload
             let space = ["", "A", "B", "C"][Int(record[1] >> 6)]
             let profile = Int(record[1] & 0x1F)
             let compatibility = record[2..<6].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
@@ -28,23 +33,17 @@ enum VideoCodec {
         }
     }
 
-    /// Width and height from a VisualSampleEntry (ISO/IEC 14496-12 § 12.1.3).
+    /// Width and height from the visual sample entry (ISO/IEC 14496-12 § 12.1.3).
     static func size(entry: [UInt8]) -> (width: Int, height: Int)? {
-        guard entry.count >= 36 else { return nil }
-        return (Int(entry[32]) << 8 | Int(entry[33]), Int(entry[34]) << 8 | Int(entry[35]))
+        guard let parsed = parsed(format: nil, entry: entry) else { return nil }
+        return (Int(parsed.width), Int(parsed.height))
     }
 
-    /// The payload of the first child box of `type` after the 78-byte VisualSampleEntry fields.
-    static func child(_ type: FourCC, in entry: [UInt8]) -> [UInt8]? {
-        guard entry.count > 86 else { return nil }
-        var reader = ByteReader(Array(entry[86...]))
-        while reader.remaining >= 8, let (header, payload) = try? reader.readBox(depth: 8) {
-            if header.type == type {
-                var body = payload
-                return body.readRemainingBytes()
-            }
-        }
-        return nil
+    /// The entry parsed, or nil when it is too short or its children are broken.
+    static func parsed(format: FourCC?, entry: [UInt8]) -> VisualSampleEntry? {
+        guard entry.count >= 8 else { return nil }
+        let type = format ?? FourCC(rawValue: entry[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        return try? VisualSampleEntry(parsing: SampleDescriptionBox.Entry(format: type, bytes: entry))
     }
 }
 

@@ -11,6 +11,9 @@ public struct FragmentedTrack: Sendable {
     /// fragment starts; the tables then hold the complete fragments before it and the
     /// samples of the cut fragment that lie wholly inside the file.
     public var incompleteFragmentOffset: UInt64?
+    /// The decode time of the first sample: the first fragment's `tfdt` when the track has
+    /// no samples in `moov`, else 0. The tables' durations count from it.
+    public var firstDecodeTime: UInt64 = 0
 }
 
 extension Movie {
@@ -41,6 +44,7 @@ extension Movie {
         var fragmentCount = 0
         var emptySamples: UInt64 = 0
         var incomplete: UInt64?
+        var firstDecodeTime: UInt64?
         for range in fragmentRanges {
             let size = range.upperBound - range.lowerBound  // A Range's bounds are ordered.
             guard size <= Limits.maximumFragmentBoxSize else {
@@ -59,7 +63,14 @@ extension Movie {
             // samples that lie wholly inside the file, in order, and stop there.
             let isComplete = !chunks.contains(where: { $0.end > fileLength })
             for chunk in chunks {
-                if let decodeTime = chunk.decodeTime { builder.extendLastSample(toReach: decodeTime) }
+                if let decodeTime = chunk.decodeTime {
+                    // Decode times count from the first sample's: a tfdt before any sample
+                    // sets it (and opens no gap); later ones are measured from it.
+                    let first = firstDecodeTime ?? (builder.sampleCount == 0 ? decodeTime : 0)
+                    firstDecodeTime = first
+                    if decodeTime >= first { builder.extendLastSample(toReach: decodeTime - first) }
+                }
+                if builder.sampleCount == 0 && firstDecodeTime == nil { firstDecodeTime = 0 }
                 guard UInt64(builder.sampleCount) + UInt64(chunk.count) <= sampleLimit else {
                     throw ISOBMFFError(.limitExceeded, "the fragments hold more samples than the file can",
                                        path: "moof/traf/trun", offset: range.lowerBound)
@@ -100,7 +111,8 @@ extension Movie {
         let boxes = builder.boxes(descriptions: track.sampleDescriptions,
                                   groups: initial.boxes.sampleGroupDescriptions.filter { _ in initial.sampleCount > 0 },
                                   sampleToGroups: initial.boxes.sampleToGroups.filter { _ in initial.sampleCount > 0 })
-        return FragmentedTrack(boxes: boxes, fragmentCount: fragmentCount, incompleteFragmentOffset: incomplete)
+        return FragmentedTrack(boxes: boxes, fragmentCount: fragmentCount, incompleteFragmentOffset: incomplete,
+                               firstDecodeTime: firstDecodeTime ?? 0)
     }
 
     /// Appends the samples `moov` lists, walking `stts` and `ctts` alongside rather than

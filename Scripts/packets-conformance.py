@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""Checks `extract-audio probe --packets --json` against
+`ffprobe -ignore_editlist 1 -show_packets` on every fixture of Scripts/fixtures.list and
+the packet fixtures listed below, field by field: pts, dts, duration, size, pos (our
+offset) and the key flag (our sync), per stream, each ffprobe stream mapped to our track
+by its ID (ffprobe's stream `id` is the tkhd track ID).
+
+Where FFmpeg 5.1 reports something other than the file holds, the case and the reason are
+printed and the rest of that file is still checked; the value FFmpeg does not give is
+derived independently with Scripts/mp4box.py (a Python box walker that shares no code
+with the Swift reader):
+  - PCM in QuickTime: FFmpeg regroups a chunk's samples into packets of <= 1024 samples,
+    so its packets are not the file's samples. Checked instead: our samples equal
+    mp4box.py's (offset, size, duration) from stsc/stsz/stco/stts, and cover the same
+    bytes as FFmpeg's packets.
+  - Durations in fragmented tracks: FFmpeg 5.1 reports for some samples (the first of a
+    track, the last of a fragment, the last of the track) a duration other than the
+    trun's, while its own next dts agrees with the trun. Checked instead against
+    ffprobe's next dts minus this one, and for the track's last sample against the
+    trun/tfhd/trex duration mp4box.py reads.
+  - A fragmented file cut inside its last sample: FFmpeg returns the partial bytes as a
+    packet; our reader keeps whole samples only.
+  - A chapter track (tref/chap): FFmpeg reads it as chapters, not as a stream. Checked
+    against mp4box.py's table.
+  - External data references (dref without the self-contained flag): FFmpeg's pos is an
+    offset in another file; ours too, but FFmpeg reads no packets when the file is
+    missing. Checked against mp4box.py's table.
+  - Fixtures our reader refuses (corrupt tables, a file without moov, a truncated regular
+    file whose chunks point past its end): FFmpeg reads what it can; we exit 65 with the
+    box path. Checked: the exit status.
+
+Usage:
+  Scripts/packets-conformance.py [--binary PATH] [FIXTURE...]
+  Scripts/packets-conformance.py --make-fixtures   writes the EXTRA fixtures (run by
+                                              Scripts/make-fixtures.sh)
+  Scripts/packets-conformance.py --write     writes Fixtures/expected/packets/NAME.json
+                                              from ffprobe (not from our reader), for the
+                                              Swift tests (PacketsConformanceTests)
+Prints one line per file and ends with exactly `N passed, M failed`; exits 1 on failure.
+"""
+
+import argparse
+import json
+import os
+import struct
+import subprocess
+import sys
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FIXTURES = os.path.join(ROOT, "Fixtures")
+EXPECTED = os.path.join(FIXTURES, "expected", "packets")
+sys.path.insert(0, HERE)
+import mp4box  # noqa: E402
+
+# Packet fixtures beyond fixtures.list: video with B-frames (ctts), with negative
+# composition offsets (ctts version 1), a fragmented file whose first tfdt is not 0.
+# Fixtures/README.md gives the commands that made them.
+EXTRA = ["video-bframes.mp4", "video-bframes-negative-cts.mp4", "frag-tfdt-start.mp4"]
+
+# Fixtures whose expectations are stored in full; the others get per-track CRCs of the
+# packet fields (Swift tests recompute the same CRC), to keep Fixtures/ small.
+FULL = {"aac-h264-faststart.mp4", "frag-keyframe.mp4", "aac-quicktime.mov", "video-bframes.mp4",
+        "video-bframes-negative-cts.mp4", "frag-tfdt-start.mp4", "codec-alac.m4a", "mov-sound-v2-96k.mov",
+        "aac-3gp.3gp"}
+
+FIELDS = ("dts", "pts", "duration", "size", "offset", "sync")
+
+
+def fixture_names():
+    names = []
+    with open(os.path.join(HERE, "fixtures.list")) as listing:
+        for line in listing:
+            line = line.split("#", 1)[0].split()
+            if line:
+                names.append((line[0], line[1]))
+    return names + [(name, "packets") for name in EXTRA]
+
+
+def ffprobe(path):
+    result = subprocess.run(["ffprobe", "-v", "error", "-ignore_editlist", "1", "-show_packets", "-show_streams",
+                             "-of", "json", path], capture_output=True, text=True)
+    if result.returncode != 0:
+        return None
+    data = json.loads(result.stdout or "{}")
+    streams = {s["index"]: s for s in data.get("streams", []) if "id" in s}
+    tracks = {}
+    if not streams:
+        return None
+    for stream in streams.values():
+        tracks[int(stream["id"], 16)] = {"codec": stream.get("codec_name", ""), "packets": []}
+    for packet in data.get("packets", []):
+        stream = streams[packet["stream_index"]]
+        tracks[int(stream["id"], 16)]["packets"].append({
+            "dts": int(packet["dts"]), "pts": int(packet["pts"]), "duration": int(packet.get("duration", 0)),
+            "size": int(packet["size"]), "offset": int(packet["pos"]), "sync": "K" in packet["flags"]})
+    return tracks
+
+
+def ours(binary, path):
+    result = subprocess.run([binary, "probe", "--packets", "--json", path], capture_output=True, text=True)
+    if result.returncode != 0:
+        return result.returncode, (result.stderr.strip() or result.stdout.strip())
+    tracks = {}
+    for line in result.stdout.splitlines():
+        packet = json.loads(line)
+        tracks.setdefault(packet["track_id"], []).append(packet)
+    return 0, tracks
+
+
+def crc(packets):
+    """CRC-32 of the compared fields, one line per packet: what the Swift test recomputes."""
+    text = "".join(f"{p['dts']} {p['pts']} {p['duration']} {p['size']} {p['offset']} {int(p['sync'])}\n"
+                   for p in packets)
+    return zlib.crc32(text.encode())
+
+
+def table_of(path, track_id):
+    """mp4box.py's (offset, size, duration) for a track: stbl, then fragments."""
+    data = open(path, "rb").read()
+    boxes = mp4box.read_tree(data, trailing_ok=True, truncated_ok=True)
+    moov = mp4box.top(boxes, b"moov")
+    for trak in (c for c in moov.children if c.kind == b"trak"):
+        if mp4box.track_id(data, trak) != track_id:
+            continue
+        samples = [{"offset": o, "size": s, "duration": d} for o, s, d in mp4box.table_samples(data, trak)]
+        if mp4box.is_fragmented(boxes):
+            samples += mp4box.fragment_samples(data, boxes, track_id)
+        return samples
+    return []
+
+
+def chapter_track(path, track_id):
+    """Whether another track names `track_id` in its tref/chap."""
+    data = open(path, "rb").read()
+    boxes = mp4box.read_tree(data, trailing_ok=True, truncated_ok=True)
+    for tref in (box for box in mp4box.walk(boxes) if box.kind == b"tref"):
+        position = tref.payload
+        while position + 8 <= tref.end:
+            size, kind = struct.unpack_from(">I4s", data, position)
+            if size < 8:
+                break
+            if kind == b"chap" and track_id in struct.unpack_from(f">{(size - 8) // 4}I", data, position + 8):
+                return True
+            position += size
+    return False
+
+
+def is_fragmented(path):
+    data = open(path, "rb").read()
+    boxes = mp4box.read_tree(data, trailing_ok=True, truncated_ok=True)
+    return mp4box.is_fragmented(boxes)
+
+
+def compare(name, kind, path, binary):
+    """(ok, message, notes)."""
+    status, mine = ours(binary, path)
+    theirs = ffprobe(path)
+    if kind == "exit" and status != 0:
+        if True:
+            return status == 65, f"refused (exit {status}), FFmpeg read " \
+                f"{sum(len(t['packets']) for t in (theirs or {}).values())} packets: {mine.splitlines()[-1][:90]}", []
+    if kind == "salvage" and status == 65:
+        return True, "refused (exit 65): a truncated regular file's chunks point past its end " \
+            "(extraction --salvage handles it)", []
+    if status != 0:
+        return False, f"probe --packets exited {status}: {mine}", []
+    if theirs is None:
+        return False, "ffprobe failed", []
+    notes = []
+    problems = []
+    fragmented = is_fragmented(path)
+    for track_id, track in sorted(theirs.items()):
+        got = mine.get(track_id, [])
+        want = track["packets"]
+        if track["codec"].startswith("pcm_") and len(got) != len(want):
+            table = table_of(path, track_id)
+            same = [(p["offset"], p["size"], p["duration"]) for p in got] == \
+                [(s["offset"], s["size"], s["duration"]) for s in table]
+            covered = sum(p["size"] for p in got) == sum(p["size"] for p in want)
+            notes.append(f"track {track_id}: PCM, FFmpeg regroups {len(got)} samples into {len(want)} packets; "
+                         f"checked against mp4box.py's table" + ("" if covered else " (bytes differ!)"))
+            if not same or not covered:
+                problems.append(f"track {track_id}: PCM samples differ from mp4box.py's table")
+            continue
+        if not want and got and os.path.basename(path).startswith("dref-external"):
+            table = table_of(path, track_id)
+            same = [(p["offset"], p["size"], p["duration"]) for p in got] == \
+                [(s["offset"], s["size"], s["duration"]) for s in table]
+            notes.append(f"track {track_id}: external data reference, FFmpeg reads no packets; checked "
+                         "against mp4box.py's table")
+            if not same:
+                problems.append(f"track {track_id}: samples differ from mp4box.py's table")
+            continue
+        if len(want) == len(got) + 1 and fragmented:
+            cut = want[-1]
+            if cut["offset"] + cut["size"] == os.path.getsize(path):
+                notes.append(f"track {track_id}: the last sample is cut by the end of the file; FFmpeg returns its "
+                             f"{cut['size']} bytes, we keep only whole samples")
+                want = want[:-1]
+        if not want and got and chapter_track(path, track_id):
+            table = table_of(path, track_id)
+            same = [(p["offset"], p["size"], p["duration"]) for p in got] == \
+                [(s["offset"], s["size"], s["duration"]) for s in table]
+            notes.append(f"track {track_id}: a chapter track (tref/chap), which FFmpeg reads as chapters, not as "
+                         "a stream; checked against mp4box.py's table")
+            if not same:
+                problems.append(f"track {track_id}: samples differ from mp4box.py's table")
+            continue
+        if len(got) != len(want):
+            problems.append(f"track {track_id}: {len(got)} samples, ffprobe {len(want)}")
+            continue
+        table = table_of(path, track_id) if fragmented else None
+        fragment_ends = 0
+        for i, (g, w) in enumerate(zip(got, want)):
+            for field in FIELDS:
+                if g[field] == w[field]:
+                    continue
+                if field == "duration" and fragmented:
+                    # FFmpeg 5.1's packet durations in fragments are not always the trun's
+                    # (the first sample, the last of a fragment, the last of the track).
+                    # The file's: up to the next sample's dts (ffprobe's own), or for the
+                    # track's last sample, the trun's (mp4box.py).
+                    derived = want[i + 1]["dts"] - w["dts"] if i + 1 < len(want) else table[i]["duration"]
+                    fragment_ends += 1
+                    if g[field] != derived:
+                        problems.append(f"track {track_id} sample {i}: duration {g[field]}, the file's {derived}")
+                    continue
+                problems.append(f"track {track_id} sample {i}: {field} {g[field]}, ffprobe {w[field]}")
+                break
+            if len(problems) > 3:
+                break
+        if fragment_ends:
+            notes.append(f"track {track_id}: {fragment_ends} fragmented sample(s) whose FFmpeg duration is not the "
+                         "file's; checked against ffprobe's next dts (the last: mp4box.py's trun duration)")
+    extra = sorted(set(mine) - set(theirs))
+    if extra:
+        problems.append(f"tracks {extra} are not streams for ffprobe")
+    counts = ", ".join(f"{tid}:{len(t)}" for tid, t in sorted(mine.items()))
+    if problems:
+        return False, "; ".join(problems[:4]), notes
+    return True, f"tracks {counts}", notes
+
+
+def make_fixtures():
+    """Writes the EXTRA fixtures (Fixtures/README.md describes them)."""
+    def run(*args):
+        subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", *args], check=True)
+    bitexact = ["-fflags", "+bitexact", "-flags:v", "+bitexact", "-map_metadata", "-1", "-threads", "1"]
+    run("-f", "lavfi", "-i", "testsrc=size=64x48:rate=25", "-t", "1", "-c:v", "libx264", "-bf", "2", "-g", "12",
+        "-pix_fmt", "yuv420p", *bitexact, os.path.join(FIXTURES, "video-bframes.mp4"))
+    run("-i", os.path.join(FIXTURES, "video-bframes.mp4"), "-c", "copy", "-movflags", "+negative_cts_offsets",
+        *bitexact, os.path.join(FIXTURES, "video-bframes-negative-cts.mp4"))
+    # frag-keyframe.mp4 with every tfdt moved 90000 ticks later: a track that starts at a
+    # decode time other than 0, as a live stream's segments do.
+    data = bytearray(open(os.path.join(FIXTURES, "frag-keyframe.mp4"), "rb").read())
+    for box in mp4box.walk(mp4box.read_tree(bytes(data))):
+        if box.kind == b"tfdt":
+            layout = ">Q" if data[box.payload] == 1 else ">I"
+            time = struct.unpack_from(layout, data, box.payload + 4)[0]
+            struct.pack_into(layout, data, box.payload + 4, time + 90000)
+    with open(os.path.join(FIXTURES, "frag-tfdt-start.mp4"), "wb") as f:
+        f.write(data)
+
+
+def write_expectations():
+    os.makedirs(EXPECTED, exist_ok=True)
+    written = 0
+    for name, kind in fixture_names():
+        path = os.path.join(FIXTURES, name)
+        theirs = ffprobe(path)
+        if not theirs or kind == "exit" or kind == "salvage":
+            continue
+        if any(t["codec"].startswith("pcm_") for t in theirs.values()):
+            continue  # FFmpeg's packets are not the file's samples.
+        if name.startswith("dref-external"):
+            continue
+        fragmented = is_fragmented(path)
+        tracks = []
+        for track_id, track in sorted(theirs.items()):
+            packets = track["packets"]
+            if not packets and chapter_track(path, track_id):
+                continue  # FFmpeg reads it as chapters, not as a stream.
+            if fragmented and packets:
+                # FFmpeg's durations in fragments are not always the file's (see the top):
+                # store ffprobe's next dts minus this one, and mp4box.py's for the last.
+                for this, following in zip(packets, packets[1:]):
+                    this["duration"] = following["dts"] - this["dts"]
+                table = table_of(path, track_id)
+                if table:
+                    packets[-1]["duration"] = table[-1]["duration"]
+            entry = {"track_id": track_id, "count": len(packets), "crc32": crc(packets)}
+            if name in FULL:
+                entry["packets"] = [[p[f] if f != "sync" else int(p[f]) for f in FIELDS] for p in packets]
+            tracks.append(entry)
+        out = os.path.join(EXPECTED, os.path.basename(name) + ".json")
+        with open(out, "w") as f:
+            json.dump({"file": name, "fields": list(FIELDS), "source": "ffprobe -ignore_editlist 1 -show_packets",
+                       "tracks": tracks}, f, separators=(",", ":"))
+            f.write("\n")
+        written += 1
+    print(f"wrote {written} files to {os.path.relpath(EXPECTED, ROOT)}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "debug", "extract-audio"))
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--make-fixtures", action="store_true")
+    parser.add_argument("fixtures", nargs="*")
+    args = parser.parse_args()
+    if args.make_fixtures:
+        make_fixtures()
+        return 0
+    if args.write:
+        write_expectations()
+        return 0
+    names = fixture_names()
+    if args.fixtures:
+        names = [(n, k) for n, k in names if n in args.fixtures]
+    passed = failed = 0
+    for name, kind in names:
+        path = os.path.join(FIXTURES, name)
+        try:
+            ok, message, notes = compare(name, kind, path, args.binary)
+        except Exception as error:  # A crash of the script is a failure, not a pass.
+            ok, message, notes = False, f"script error: {error!r}", []
+        print(f"{'PASS' if ok else 'FAIL'}  {name}: {message}")
+        for note in notes:
+            print(f"      known difference: {note}")
+        passed += ok
+        failed += not ok
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+/// Reads any MP4 or QuickTime file sample by sample: a regular file (`moov` first or
+/// last), a fragmented one (`moof`/`trun`, any number of fragments; `sidx`, `styp` and
+/// other top-level boxes are skipped) or a QuickTime movie.
+///
+/// Opening reads the box headers and `moov` only; a track's sample tables are checked
+/// and indexed when ``samples(of:)`` is called, so only the tracks a caller chooses cost
+/// memory (their compressed tables, see ``SampleIndex``).
+///
+/// ```swift
+/// let reader = try MovieReader(reading: source)
+/// for track in reader.tracks where track.kind == .audio {
+///     let samples = try reader.samples(of: track)
+///     var buffer: [UInt8] = []
+///     for sample in samples { try reader.read(sample, into: &buffer) }
+/// }
+/// ```
+public struct MovieReader<Source: ByteSource> {
+    /// The source read.
+    public let source: Source
+    /// The parsed movie: brands, `mvhd`, the raw `trak` boxes, metadata, layout.
+    public let movie: Movie
+    /// The tracks in file order.
+    public let tracks: [MediaTrack]
+
+    /// Opens `source`: reads its top-level boxes and parses `moov`.
+    ///
+    /// - Throws: an ``ISOBMFFError`` when the file is not a movie or its `moov` is broken.
+    ///   A track whose sample tables are broken does not fail here but in ``samples(of:)``.
+    public init(reading source: Source) throws {
+        self.source = source
+        let movie = try Movie(reading: source)
+        self.movie = movie
+        tracks = movie.tracks.map { MediaTrack(track: $0, movie: movie) }
+    }
+
+    /// The track with `id` (`tkhd` track ID), if any.
+    public func track(id: UInt32) -> MediaTrack? {
+        tracks.first { $0.id == id }
+    }
+
+    /// The samples of `track`, from its `stbl` or, in a fragmented file, from `moov` and
+    /// every `moof` in file order. Checks the tables as a whole (``SampleTable``) and
+    /// indexes them; costs O(table entries) time once, and the memory of the compressed
+    /// tables. Keep the result rather than calling again.
+    ///
+    /// - Throws: `.invalidSampleTable` and the other ``ISOBMFFError`` codes when the tables
+    ///   contradict one another or point outside the file.
+    public func samples(of track: MediaTrack) throws -> SampleIndex {
+        if movie.isFragmented {
+            let fragmented = try movie.fragmentedTrack(track.track, in: source)
+            let table = try SampleTable(boxes: fragmented.boxes, fileLength: movie.fileLength,
+                                        excluding: [movie.movieBoxRange])
+            return try SampleIndex(table: table, firstDecodeTime: fragmented.firstDecodeTime)
+        }
+        let table = try SampleTable(boxes: track.track.sampleTable(), fileLength: movie.fileLength,
+                                    excluding: [movie.movieBoxRange])
+        return try SampleIndex(table: table)
+    }
+
+    /// How `track` is presented: ``TrackPresentation``, the one edit-list rule, checked
+    /// against the media its samples really hold.
+    public func presentation(of track: MediaTrack, samples: SampleIndex) -> TrackPresentation {
+        TrackPresentation(track: track.track, movieTimescale: movie.header.timescale,
+                          mediaDuration: samples.endDecodeTime - samples.firstDecodeTime)
+    }
+
+    /// Reads the bytes of `sample` into `buffer`, resized to the sample's size (its capacity
+    /// is reused from one call to the next).
+    ///
+    /// - Throws: what the source throws when the bytes cannot be read.
+    public func read(_ sample: Sample, into buffer: inout [UInt8]) throws {
+        try source.read(sample, into: &buffer)
+    }
+}
+
+extension MovieReader: Sendable where Source: Sendable {}
+
+extension ByteSource {
+    /// Reads the bytes of `sample` into `buffer`, resized to the sample's size; the buffer's
+    /// capacity is reused, so a loop over samples allocates only when a sample is larger
+    /// than every one before.
+    ///
+    /// - Throws: what ``read(into:at:)`` throws (a short read, an I/O error).
+    public func read(_ sample: Sample, into buffer: inout [UInt8]) throws {
+        let size = Int(sample.size)  // A UInt32: fits in Int on 64-bit platforms.
+        if buffer.count != size {
+            if buffer.count > size {
+                buffer.removeLast(buffer.count - size)
+            } else {
+                buffer.append(contentsOf: repeatElement(0, count: size - buffer.count))
+            }
+        }
+        guard size > 0 else { return }
+        try buffer.withUnsafeMutableBytes { try read(into: $0, at: sample.offset) }
+    }
+}
+
+/// One track as ``MovieReader`` presents it: what it holds, how its times are counted,
+/// its typed sample descriptions and its edit list. Its samples come from
+/// ``MovieReader/samples(of:)``.
+public struct MediaTrack: Sendable {
+    /// The `trak` as parsed: every header box, for what this type does not surface.
+    public let track: Track
+    /// The `tkhd` track ID (what `ffprobe` prints as a stream's `id`, and `probe` as `ID`).
+    public var id: UInt32 { track.trackID }
+    /// What the track holds, from its handler.
+    public var kind: TrackKind { TrackKind(handlerType: track.handlerType) }
+    /// The media timescale (`mdhd`): sample times count in 1/timescale seconds.
+    public var timescale: UInt32 { track.mediaHeader.timescale }
+    /// The movie timescale (`mvhd`): edit list segment durations count in it.
+    public let movieTimescale: UInt32
+    /// The ISO 639-2 language (`mdhd`), such as `eng` or `und`; nil when the code is not one.
+    public var language: String? { track.mediaHeader.languageCode }
+    /// The edit list (`edts/elst`) as the file states it; apply it through
+    /// ``MovieReader/presentation(of:samples:)``.
+    public var editList: EditListBox? { track.editList }
+    /// How far the `tkhd` matrix turns the picture clockwise, in degrees (0, 90, 180, 270);
+    /// nil when the matrix is not a plain rotation.
+    public var rotation: Int? { track.header.rotation }
+    /// The sample descriptions (`stsd` entries), typed; samples refer to them by 1-based
+    /// ``Sample/descriptionIndex``.
+    public let sampleDescriptions: [SampleDescription]
+
+    /// The codec of the first sample description (`mp4a`, `avc1`, …).
+    public var format: FourCC? { sampleDescriptions.first?.format }
+
+    init(track: Track, movie: Movie) {
+        self.track = track
+        movieTimescale = movie.header.timescale
+        let kind = TrackKind(handlerType: track.handlerType)
+        sampleDescriptions = track.sampleDescriptions.entries.map {
+            SampleDescription(entry: $0, kind: kind, quickTimeLayout: movie.usesQuickTimeLayout)
+        }
+    }
+}
+
+/// One sample description (`stsd` entry, ISO/IEC 14496-12 § 8.5.2), kept as its bytes and
+/// parsed by the track's kind: an ``AudioSampleEntry`` for sound, a ``VisualSampleEntry``
+/// for video, each with its codec configuration box.
+public struct SampleDescription: Sendable {
+    /// The entry as it is in the file, for copying it through.
+    public var entry: SampleDescriptionBox.Entry
+    /// The parsed sound description, for an audio track whose entry parses.
+    public var audio: AudioSampleEntry?
+    /// The parsed visual description, for a video track whose entry parses.
+    public var video: VisualSampleEntry?
+    /// Why the entry could not be parsed as its track's kind says it should; nil when it
+    /// was (or when the kind has no typed entry).
+    public var parseError: ISOBMFFError?
+
+    /// The coding name: `mp4a`, `avc1`, `alac`, …
+    public var format: FourCC { entry.format }
+
+    /// The codec configuration box: `esds`, `dOps`, `dfLa`, `alac`, `dac3`, `dec3` for
+    /// audio (inside QuickTime's `wave` too), `avcC`, `hvcC`, `av1C`, `vpcC` for video.
+    public var configuration: CodecConfigurationBox? {
+        if let video { return video.configuration }
+        guard let audio else { return nil }
+        for type in CodecConfigurationBox.knownTypes {
+            if let bytes = audio.configurationBox(type), bytes.count >= 8 {
+                // configurationBox returns the child with its header: 16 bytes with a
+                // 64-bit size (size field 1), else 8.
+                let headerLength = bytes.count >= 16 && bytes[0..<4].elementsEqual([0, 0, 0, 1]) ? 16 : 8
+                return CodecConfigurationBox(type: type, payload: Array(bytes[headerLength...]))
+            }
+        }
+        return nil
+    }
+
+    /// Parses `entry` as `kind` says: sound entries for audio tracks, visual ones for video.
+    public init(entry: SampleDescriptionBox.Entry, kind: TrackKind, quickTimeLayout: Bool) {
+        self.entry = entry
+        do {
+            switch kind {
+            case .audio: audio = try AudioSampleEntry(parsing: entry, quickTimeLayout: quickTimeLayout)
+            case .video: video = try VisualSampleEntry(parsing: entry)
+            default: break
+            }
+        } catch let error as ISOBMFFError {
+            parseError = error
+        } catch {
+            parseError = ISOBMFFError(.invalidValue, "\(error)", path: entry.path, offset: entry.fileOffset)
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import AudioRemux
+import ISOBMFF
+
+extension Probe {
+    /// `probe --packets`: every sample of every track (or of track `trackID`) in decode
+    /// order, through the public ``MovieReader``; one line, or one JSON object, per sample.
+    ///
+    /// The numbers are those of `ffprobe -ignore_editlist 1 -show_packets`: times in the
+    /// track's timescale with no edit list applied, `pts` = decode time + composition offset.
+    /// One rule of FFmpeg's (libavformat/mov.c, `mov_update_dts_shift`) is followed so the
+    /// numbers agree: when a regular track's `ctts` holds negative offsets, FFmpeg moves
+    /// every `dts` earlier by the largest of them (ignoring the last two `ctts` entries, as
+    /// it does) so that no `dts` exceeds its `pts`; `pts` stays as the file says.
+    static func packets(_ input: String, trackID: UInt32?, json: Bool) -> ExitStatus {
+        do {
+            let file = try InputFile(path: input)
+            let reader: MovieReader<InputFile>
+            do {
+                reader = try MovieReader(reading: file)
+            } catch let error as ISOBMFFError {
+                return malformed(error, input: input, json: json)
+            }
+            var tracks = reader.tracks
+            if let trackID {
+                tracks = tracks.filter { $0.id == trackID }
+                guard !tracks.isEmpty else {
+                    let ids = reader.tracks.map { String($0.id) }.joined(separator: ", ")
+                    return report(RemuxError(.noAudioTrack, "\(input) has no track with ID \(trackID) (its tracks: "
+                                             + "\(ids.isEmpty ? "none" : ids))"), input: input, output: nil, json: json)
+                }
+            }
+            // Every chosen track is checked before anything is printed: a broken table
+            // fails the command with nothing on standard output.
+            var indexed: [(track: MediaTrack, samples: SampleIndex, shift: Int64)] = []
+            for track in tracks {
+                do {
+                    let samples = try reader.samples(of: track)
+                    var shift: Int64 = 0
+                    if !reader.movie.isFragmented, samples.compositionOffsetRange.lowerBound < 0,
+                       let ctts = try track.track.sampleTable().compositionOffsets {
+                        shift = ffmpegDecodeTimeShift(ctts)
+                    }
+                    indexed.append((track, samples, shift))
+                } catch let error as ISOBMFFError {
+                    return malformed(error, input: input, json: json)
+                }
+            }
+            var output = OutputBuffer()
+            for (track, samples, shift) in indexed {
+                let id = Int(track.id)
+                for (index, sample) in samples.enumerated() {
+                    // Decode times of a checked table stay below 2^64; real ones below 2^63.
+                    let dts = Int64(clamping: sample.decodeTime) &- shift
+                    let pts = sample.presentationTime
+                    if json {
+                        output.append("{\"track_id\": \(id), \"index\": \(index), \"dts\": \(dts), \"pts\": \(pts), "
+                                      + "\"duration\": \(sample.duration), \"size\": \(sample.size), "
+                                      + "\"offset\": \(sample.offset), \"sync\": \(sample.isSync)}\n")
+                    } else {
+                        output.append("track_id=\(id) index=\(index) dts=\(dts) pts=\(pts) duration=\(sample.duration) "
+                                      + "size=\(sample.size) offset=\(sample.offset) sync=\(sample.isSync ? 1 : 0)\n")
+                    }
+                }
+            }
+            output.flush()
+            return .success
+        } catch {
+            return report(error, input: input, output: nil, json: json)
+        }
+    }
+
+    /// FFmpeg 5.1's `dts_shift` for a `ctts`: the largest negation of a negative offset
+    /// among all entries but the last two (libavformat/mov.c, `mov_read_ctts`).
+    static func ffmpegDecodeTimeShift(_ ctts: CompositionOffsetBox) -> Int64 {
+        var shift: Int64 = 0
+        for (i, entry) in ctts.entries.enumerated() where i + 2 < ctts.entries.count {
+            let offset = Int64(Int32(bitPattern: entry.sampleOffset))
+            if offset < 0 { shift = Swift.max(shift, -offset) }
+        }
+        return shift
+    }
+
+    static func malformed(_ error: ISOBMFFError, input: String, json: Bool) -> ExitStatus {
+        report(RemuxError(.invalidInput, error.description), input: input, output: nil, json: json)
+    }
+
+    /// Collects output lines and writes them 64 KiB at a time: a million samples are a
+    /// million lines.
+    struct OutputBuffer {
+        var text = ""
+
+        mutating func append(_ line: String) {
+            text += line
+            if text.utf8.count >= 1 << 16 { flush() }
+        }
+
+        mutating func flush() {
+            guard !text.isEmpty else { return }
+            Terminal.write(text, to: 1)
+            text = ""
+        }
+    }
+}
