@@ -29,30 +29,6 @@ enum Metadata {
         return w.bytes
     }
 
-    /// Checks the structure of a `udta` or `meta` box before it is copied: every box inside
-    /// `udta`, `meta`, `ilst` and each `ilst` item lies inside its parent, nesting stays
-    /// within ``Limits/maximumDepth``. A lying size (a 4 GB `covr`) is an error, not a copy.
-    static func validate(_ box: [UInt8], path: String, fileOffset: UInt64) throws {
-        var reader = ByteReader(box, fileOffset: fileOffset, path: path)
-        guard let (header, payload) = try reader.readBox(depth: 1) else { return }
-        try walk(payload, type: header.type, depth: 2)
-    }
-
-    private static func walk(_ payload: ByteReader, type: FourCC, depth: Int) throws {
-        var children = payload
-        if type == "meta" {
-            guard let inner = metaChildren(payload) else {
-                throw payload.error(.truncated, "meta box too short for its header")
-            }
-            children = inner
-        }
-        while let (child, body) = try children.readBox(depth: depth) {
-            if ["udta", "meta", "ilst"].contains(child.type) || type == "ilst" {
-                try walk(body, type: child.type, depth: depth + 1)
-            }
-        }
-    }
-
     /// The items of `udta`'s `meta/ilst`: keys, and the text of UTF-8 values (data type 1).
     static func items(in userData: [UInt8]) -> [MetadataItem] {
         var items: [MetadataItem] = []
@@ -130,15 +106,9 @@ enum Metadata {
         }
     }
 
-    /// The children of a `meta` box: ISO's is a full box (4 bytes of version and flags
-    /// first), QuickTime's in `udta` sometimes is not; tell them apart by where `hdlr` is.
+    /// The children of a `meta` box, after its version and flags when it has them.
     static func metaChildren(_ payload: ByteReader) -> ByteReader? {
-        var probe = payload
-        guard let first = try? probe.readBox(depth: 3), first.header.type == .hdlr else {
-            var fullBox = payload
-            return (try? fullBox.skip(4)) == nil ? nil : fullBox
-        }
-        return payload
+        CopiedBoxSanitizer.metaChildren(payload)
     }
 
     /// `userData` (or a new `udta`) with `item` appended to its `meta/ilst`, creating
