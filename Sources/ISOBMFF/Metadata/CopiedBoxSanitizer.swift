@@ -135,7 +135,13 @@ public enum CopiedBoxSanitizer {
         }
         var kept: [[UInt8]] = []
         var changed = header.extendsToEnd
+        var tail: [UInt8] = []
         while children.remaining > 0 {
+            if children.remaining < 8 {
+                // Too short for a box: QuickTime's 32-bit zero that ends a list. Readers skip it.
+                tail = children.readRemainingBytes()
+                break
+            }
             let before = children
             let child: BoxHeader
             let childPayload: ByteReader
@@ -165,6 +171,7 @@ public enum CopiedBoxSanitizer {
             w.box(header.type) { box in
                 box.write(bytes: prefix)
                 for child in kept { box.write(bytes: child) }
+                box.write(bytes: tail)
             }
         }
         return w.bytes
