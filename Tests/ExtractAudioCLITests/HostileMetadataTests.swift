@@ -307,6 +307,11 @@ final class HostileMetadataTests: XCTestCase {
         XCTAssertLessThan(peak, 40 << 10, "peak memory \(peak) KiB")
         let notes = json?["notes"] as? [String] ?? []
         XCTAssertTrue(notes.contains { $0.contains("chapter track declares 4194304 chapters") }, "\(notes)")
+        // probe reads chapters the same bounded way.
+        let probeStart = Date()
+        let probe = try runCLI(["probe", "--json", inputPath])
+        XCTAssertEqual(probe.status, 0, probe.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(probeStart), 3)
     }
 
     /// A small text chapter track is rebuilt: FFmpeg shows the input's chapters in ours.
