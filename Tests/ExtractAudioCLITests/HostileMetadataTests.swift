@@ -343,9 +343,28 @@ final class HostileMetadataTests: XCTestCase {
         XCTAssertEqual(summary(outputChapters?.stdout), summary(inputChapters?.stdout))
     }
 
+    /// The chapter track's sample entry is checked like the audio's: a chain 6 deep inside
+    /// its `tx3g` entry is dropped, the chapters kept.
+    func testChapterEntryNestingIsCut() throws {
+        let title = "Only"
+        let sample = [0, UInt8(title.utf8.count)] + Array(title.utf8)
+        var movie = SyntheticMovie()
+        let ftypSize = movie.fileType.serialized.count
+        movie.leadingBoxes = [Self.rawBox(.free, sample)]
+        movie.extraTrackBoxes = [Self.rawBox("tref", Self.rawBox("chap", [0, 0, 0, 2]))]
+        movie.extraMovieBoxes = [Self.textTrack(id: 2, sampleCount: 1, sampleSize: UInt32(sample.count),
+                                                chunkOffset: UInt32(ftypSize + 8),
+                                                entryChildren: Self.chain("udta", levels: 6))]
+        let (outcome, _) = try extractReadable(movie.build(), "tx3g-plus-6", inputAudioOnly: false, chapters: true)
+        XCTAssertTrue(outcome.stderr.contains("stsd/tx3g/udta"), outcome.stderr)
+        let chapters = try Self.run("ffprobe", ["-v", "error", "-show_chapters", "-of", "csv=p=0",
+                                                directory.file("tx3g-plus-6.m4a")])
+        XCTAssertEqual(chapters?.stdout.split(separator: "\n").count, 1)
+    }
+
     /// A QuickTime-style text track (`text` handler, `tx3g` entry), samples in one chunk.
     static func textTrack(id: UInt32, sampleCount: UInt32, sampleSize: UInt32, sizes: [UInt32] = [],
-                          chunkOffset: UInt32) -> [UInt8] {
+                          chunkOffset: UInt32, entryChildren: [UInt8] = []) -> [UInt8] {
         var w = BoxWriter()
         w.box(.trak) { trak in
             trak.fullBox(.tkhd, version: 0, flags: 2) { t in
@@ -374,7 +393,8 @@ final class HostileMetadataTests: XCTestCase {
                         entry.box("tx3g") { e in
                             e.writeZeros(6)
                             e.write(UInt16(1))
-                            e.writeZeros(38)
+                            e.writeZeros(30)  // display flags, justification, colour, box and style records
+                            e.write(bytes: entryChildren)
                         }
                         SampleDescriptionBox(entries: [.init(format: "tx3g", bytes: entry.bytes)]).write(to: &stbl)
                         let delta: UInt32 = sampleCount > 1000 ? 1 : 30
