@@ -94,44 +94,13 @@ struct Extraction {
         try sink.write(plan.mediaDataHeader)
         let copier = SampleCopier(bufferSize: bufferSize, progress: progress, isCancelled: isCancelled)
         try copier.copy(table, from: source, to: &sink)
-        if let chapters = extras.chapterTrack {
-            for (offset, size) in zip(chapters.offsets, chapters.sizes) {
-                try sink.write(try source.bytes(at: offset, count: Int(size)))
-            }
-        }
+        if !extras.chapterSamples.isEmpty { try sink.write(extras.chapterSamples) }
     }
 
-    /// The metadata and chapters to carry over: `udta` (with an `iTunSMPB` item added when
-    /// the edit list shows priming and the input has none), keys-based `meta`, the track's
-    /// name and extended language, and the chapter track the audio refers to.
+    /// The metadata and chapters to carry over, checked: see ``OutputExtras/build(for:in:source:table:codec:)``.
     static func extras(of track: Track, in movie: Movie, source: some ByteSource, table: SampleTable,
                        codec: AudioCodec, name: String) throws -> OutputExtras {
-        try parse {
-            for (box, parent, offset) in [(movie.userData, "moov", movie.userDataOffset),
-                                          (movie.metadata, "moov", movie.metadataOffset),
-                                          (track.userData, track.path, track.userDataOffset)] {
-                if let box { try Metadata.validate(box, path: parent, fileOffset: offset) }
-            }
-        }
-        var extras = OutputExtras(userData: movie.userData, metadata: movie.metadata, trackUserData: track.userData,
-                                  extendedLanguage: track.extendedLanguage)
-        let hasGaplessItem = movie.userData.map { Metadata.freeformNames(in: $0).contains("iTunSMPB") } ?? false
-        if !hasGaplessItem, let gapless = gaplessNumbers(track: track, movie: movie, table: table, codec: codec) {
-            extras.userData = Metadata.userData(movie.userData, adding: Metadata.gaplessItem(
-                priming: gapless.priming, padding: gapless.padding, sampleCount: gapless.sampleCount))
-        }
-        let chapterIDs = track.references["chap"] ?? []
-        if let chapters = movie.tracks.first(where: { chapterIDs.contains($0.trackID) && $0.trackID != track.trackID }) {
-            let (chapterTable, _) = try sampleTable(of: chapters, in: movie, source: source, salvage: false, name: name)
-            var plan = TrackPlan(copying: chapters, table: chapterTable, source: 0)
-            plan.header.trackID = 2
-            plan.descriptionIndexes = plan.descriptionIndexes.map { _ in 1 }
-            if plan.sampleDescriptions.entries.count > 1 {
-                plan.sampleDescriptions.entries = [plan.sampleDescriptions.entries[0]]
-            }
-            extras.chapterTrack = plan
-        }
-        return extras
+        OutputExtras.build(for: track, in: movie, source: source, table: table, codec: codec)
     }
 
     /// Priming, padding and the presented sample count of an AAC track, from an edit list
@@ -158,7 +127,7 @@ struct Extraction {
                          sampleCount: table.sampleCount,
                          duration: plan.presentedSeconds,
                          bytesWritten: bytesWritten, salvage: salvage, notes: notes,
-                         warnings: presentationWarnings)
+                         warnings: presentationWarnings + plan.warnings)
     }
 
     static func select(_ choice: TrackChoice, in movie: Movie, name: String) throws -> Track {

@@ -29,60 +29,101 @@ enum Metadata {
         return w.bytes
     }
 
-    /// Checks the structure of a `udta` or `meta` box before it is copied: every box inside
-    /// `udta`, `meta`, `ilst` and each `ilst` item lies inside its parent, nesting stays
-    /// within ``Limits/maximumDepth``. A lying size (a 4 GB `covr`) is an error, not a copy.
-    static func validate(_ box: [UInt8], path: String, fileOffset: UInt64) throws {
-        var reader = ByteReader(box, fileOffset: fileOffset, path: path)
-        guard let (header, payload) = try reader.readBox(depth: 1) else { return }
-        try walk(payload, type: header.type, depth: 2)
-    }
-
-    private static func walk(_ payload: ByteReader, type: FourCC, depth: Int) throws {
-        var children = payload
-        if type == "meta" {
-            guard let inner = metaChildren(payload) else {
-                throw payload.error(.truncated, "meta box too short for its header")
-            }
-            children = inner
-        }
-        while let (child, body) = try children.readBox(depth: depth) {
-            if ["udta", "meta", "ilst"].contains(child.type) || type == "ilst" {
-                try walk(body, type: child.type, depth: depth + 1)
-            }
-        }
-    }
-
-    /// The items of `udta`'s `meta/ilst`: keys, and the text of UTF-8 values (data type 1).
+    /// The items of `udta`'s `meta/ilst`, as ``items(userData:metadata:)`` lists them.
     static func items(in userData: [UInt8]) -> [MetadataItem] {
-        var items: [MetadataItem] = []
-        forEachItem(in: userData) { type, payload in
-            var key = itemKey(type)
-            var text: String?
-            var size = 0
-            var children = payload
-            var mean = "", name = ""
-            while let (child, body) = try? children.readBox(depth: 6) {
-                var value = body
-                guard (try? value.skip(4)) != nil else { continue }  // version and flags (data: type)
-                switch child.type {
-                case "mean": mean = String(decoding: value.readRemainingBytes(), as: UTF8.self)
-                case "name": name = String(decoding: value.readRemainingBytes(), as: UTF8.self)
-                case "data":
-                    var header = body
-                    let dataType = (try? header.readUInt32()) ?? 0
-                    guard (try? value.skip(4)) != nil else { continue }  // locale
-                    let bytes = value.readRemainingBytes()
-                    size += bytes.count
-                    if dataType & 0x00FF_FFFF == 1 && text == nil { text = String(decoding: bytes, as: UTF8.self) }
-                default: break
+        items(userData: userData, metadata: nil)
+    }
+
+    /// The metadata items `probe` lists: those of each `meta` in `moov/udta` (iTunes style),
+    /// then those of `moov/meta` (keys-based, as iPhones write: named by their key), each
+    /// with its value as text where it has one (see ``text(of:item:)``). At most
+    /// ``Limits/maximumMetadataItems``.
+    static func items(userData: [UInt8]?, metadata: [UInt8]?) -> [MetadataItem] {
+        var boxes: [MetadataBox] = []
+        if let userData {
+            var udta = ByteReader(userData)
+            if let (_, payload) = try? udta.readBox(depth: 1) {
+                var children = payload
+                while let (child, body) = try? children.readBox(depth: 2) {
+                    if child.type == "meta" { boxes.append(MetadataBox(parsing: body)) }
                 }
             }
-            if type == "----" { key = "----:\(mean):\(name)" }
-            items.append(MetadataItem(key: key, text: text, valueSize: size))
+        }
+        if let metadata {
+            var meta = ByteReader(metadata)
+            if let (child, body) = try? meta.readBox(depth: 1), child.type == "meta" {
+                boxes.append(MetadataBox(parsing: body))
+            }
+        }
+        var items: [MetadataItem] = []
+        for box in boxes {
+            for item in box.items where items.count < Limits.maximumMetadataItems {
+                var key = item.keyName ?? itemKey(item.type)
+                if item.type == "----" && item.keyName == nil { key = "----:\(item.mean ?? ""):\(item.name ?? "")" }
+                let size = item.values.reduce(0) { $0 + $1.bytes.count }
+                items.append(MetadataItem(key: key, text: item.values.first.flatMap { text(of: $0, item: item.type) },
+                                          valueSize: size))
+            }
         }
         return items
     }
+
+    /// An item's value as text, as FFmpeg shows it where it shows it: UTF-8 text (data
+    /// type 1); `trkn` and `disk` as "3/12" (number and total, iTunes' 16-bit fields at
+    /// bytes 2 and 4); `gnre` as the ID3v1 genre it numbers from 1; `cpil` (and `pgap`,
+    /// `pcst`) as true or false; `tmpo` and other integers (data types 21 and 22, or 0 for
+    /// these items) as a number. Nil for images and other binary data.
+    static func text(of value: MetadataBox.Value, item: FourCC) -> String? {
+        let bytes = value.bytes
+        func integer(_ bytes: ArraySlice<UInt8>) -> UInt64 { bytes.reduce(0) { $0 << 8 | UInt64($1) } }
+        switch item {
+        case "trkn", "disk":
+            guard bytes.count >= 6 else { return nil }
+            let number = integer(bytes[2..<4])
+            let total = integer(bytes[4..<6])
+            return total > 0 ? "\(number)/\(total)" : "\(number)"
+        case "gnre":
+            guard bytes.count == 2 else { return nil }
+            let genre = Int(integer(bytes[0..<2]))
+            return genre >= 1 && genre <= id3Genres.count ? id3Genres[genre - 1] : "\(genre)"
+        case "cpil", "pgap", "pcst":
+            guard let last = bytes.last, bytes.count <= 8 else { return nil }
+            return last != 0 ? "true" : "false"
+        case "tmpo":
+            guard !bytes.isEmpty, bytes.count <= 8 else { return nil }
+            return "\(integer(bytes[...]))"
+        default:
+            break
+        }
+        switch value.dataType & 0x00FF_FFFF {
+        case 1:
+            return String(decoding: bytes, as: UTF8.self)
+        case 21:  // Signed big-endian integer of 1, 2, 3, 4 or 8 bytes.
+            guard [1, 2, 3, 4, 8].contains(bytes.count) else { return nil }
+            let unsigned = integer(bytes[...])
+            let shift = UInt64(64 - 8 * bytes.count)
+            return "\(Int64(bitPattern: unsigned << shift) >> Int64(shift))"
+        case 22:  // Unsigned big-endian integer.
+            guard [1, 2, 3, 4, 8].contains(bytes.count) else { return nil }
+            return "\(integer(bytes[...]))"
+        default:
+            return nil
+        }
+    }
+
+    /// The genres of ID3v1 (0–79), which `gnre` numbers from 1.
+    static let id3Genres = [
+        "Blues", "Classic Rock", "Country", "Dance", "Disco", "Funk", "Grunge", "Hip-Hop", "Jazz", "Metal",
+        "New Age", "Oldies", "Other", "Pop", "R&B", "Rap", "Reggae", "Rock", "Techno", "Industrial",
+        "Alternative", "Ska", "Death Metal", "Pranks", "Soundtrack", "Euro-Techno", "Ambient", "Trip-Hop", "Vocal",
+        "Jazz+Funk", "Fusion", "Trance", "Classical", "Instrumental", "Acid", "House", "Game", "Sound Clip",
+        "Gospel", "Noise", "AlternRock", "Bass", "Soul", "Punk", "Space", "Meditative", "Instrumental Pop",
+        "Instrumental Rock", "Ethnic", "Gothic", "Darkwave", "Techno-Industrial", "Electronic", "Pop-Folk",
+        "Eurodance", "Dream", "Southern Rock", "Comedy", "Cult", "Gangsta", "Top 40", "Christian Rap",
+        "Pop/Funk", "Jungle", "Native American", "Cabaret", "New Wave", "Psychadelic", "Rave", "Showtunes",
+        "Trailer", "Lo-Fi", "Tribal", "Acid Punk", "Acid Jazz", "Polka", "Retro", "Musical", "Rock & Roll",
+        "Hard Rock",
+    ]
 
     /// An item type as text: `©` for the 0xA9 byte that starts Apple's text items.
     static func itemKey(_ type: FourCC) -> String {
@@ -130,15 +171,9 @@ enum Metadata {
         }
     }
 
-    /// The children of a `meta` box: ISO's is a full box (4 bytes of version and flags
-    /// first), QuickTime's in `udta` sometimes is not; tell them apart by where `hdlr` is.
+    /// The children of a `meta` box, after its version and flags when it has them.
     static func metaChildren(_ payload: ByteReader) -> ByteReader? {
-        var probe = payload
-        guard let first = try? probe.readBox(depth: 3), first.header.type == .hdlr else {
-            var fullBox = payload
-            return (try? fullBox.skip(4)) == nil ? nil : fullBox
-        }
-        return payload
+        CopiedBoxSanitizer.metaChildren(payload)
     }
 
     /// `userData` (or a new `udta`) with `item` appended to its `meta/ilst`, creating

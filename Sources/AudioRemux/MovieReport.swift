@@ -22,7 +22,8 @@ public struct MovieReport: Sendable {
     public var tracks: [TrackReport]
     /// The chapters (chapter track or Nero `chpl`), empty when there are none.
     public var chapters: [Chapter]
-    /// The iTunes-style metadata items of `moov/udta/meta/ilst`, in file order.
+    /// The metadata items: iTunes-style ones of `moov/udta/meta/ilst`, then keys-based ones
+    /// of `moov/meta` (named by their key), in file order.
     public var metadata: [MetadataItem]
 }
 
@@ -119,7 +120,7 @@ extension AudioExtractor {
             // media does not back.
             duration: movieDuration > longest && movieDuration - longest <= 1 ? movieDuration : longest, tracks: tracks,
             chapters: Chapters.read(movie, source: source),
-            metadata: movie.userData.map(Metadata.items) ?? [])
+            metadata: Metadata.items(userData: movie.userData, metadata: movie.metadata))
     }
 
     /// What extracting audio `track` would do: plans the extraction (everything but the
@@ -215,12 +216,16 @@ func bitrate(bytes: UInt64, seconds: Double) -> Int {
     return Int(value)
 }
 
-/// One iTunes-style metadata item: its key (`©nam`, `covr`, or `----:MEAN:NAME` for freeform
-/// items) and, when its data is UTF-8 text, the text.
+/// One metadata item: its key (`©nam`, `covr`, `----:MEAN:NAME` for freeform items, or the
+/// key name of keys-based metadata, such as `com.apple.quicktime.make`) and its value as
+/// text when it has one.
 public struct MetadataItem: Sendable, Equatable {
-    /// `©nam`, `covr`, `trkn`, or `----:com.apple.iTunes:NAME` for a freeform item.
+    /// `©nam`, `covr`, `trkn`, `----:com.apple.iTunes:NAME` for a freeform item, or
+    /// `com.apple.quicktime.model` for a keys-based one.
     public var key: String
-    /// The value when it is UTF-8 text (data type 1), else nil (images, numbers).
+    /// The value as text: UTF-8 text (data type 1), `trkn`/`disk` as "3/12", `gnre` as its
+    /// ID3v1 genre name, `cpil` as "true"/"false", `tmpo` and other integers as a number;
+    /// nil for images and other binary data.
     public var text: String?
     /// The size of the item's value in bytes (an image's size for `covr`).
     public var valueSize: Int

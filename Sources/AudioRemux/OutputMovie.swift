@@ -1,11 +1,5 @@
 import ISOBMFF
 
-/// The planned output file: `ftyp`, then `moov` (faststart: always before the media data),
-/// then the header of the `mdat` whose payload is the samples, copied in order.
-///
-/// The layout is computed before anything is written: the sample tables are rebuilt for
-/// the output's own chunks, and `moov` is sized first so the chunk offsets can point past it
-/// (with `co64` only when an offset needs more than 32 bits).
 /// What an extraction carries beyond the audio: metadata and a chapter track.
 struct OutputExtras {
     /// `moov/udta` (iTunes items, QuickTime items, Nero chapters), header included.
@@ -15,15 +9,136 @@ struct OutputExtras {
     /// The audio track's `trak/udta` and `mdia/elng`.
     var trackUserData: [UInt8]?
     var extendedLanguage: [UInt8]?
-    /// A QuickTime chapter track (text), referenced from the audio by `tref/chap`.
+    /// A QuickTime chapter track (text), referenced from the audio by `tref/chap`, rebuilt
+    /// from its chapters: its samples are ``chapterSamples``, held in memory (bounded by
+    /// ``Limits/maximumChapterCount`` and ``Limits/maximumChapterSampleSize``).
     var chapterTrack: TrackPlan?
+    /// The chapter track's samples, one after the other, written after the audio.
+    var chapterSamples: [UInt8] = []
+    /// What was dropped or repaired on the way (a box nested too deep, a chapter reference
+    /// to a video track), one message each, for the user.
+    var warnings: [String] = []
 }
 
+extension OutputExtras {
+    /// The metadata and chapters to carry over, checked so that the output stays readable
+    /// (``CopiedBoxSanitizer``): `moov/udta` (with an `iTunSMPB` item added when the edit
+    /// list shows priming and the input has none), keys-based `moov/meta`, the track's
+    /// `udta` and `mdia/elng`, and the text chapter track the audio refers to, rebuilt.
+    static func build(for track: Track, in movie: Movie, source: some ByteSource, table: SampleTable,
+                      codec: AudioCodec) -> OutputExtras {
+        var extras = OutputExtras()
+        func checked(_ box: [UInt8]?, depth: Int, parent: String) -> [UInt8]? {
+            guard let box else { return nil }
+            let result = CopiedBoxSanitizer.sanitize(box, depth: depth, parentPath: parent)
+            extras.warnings += result.warnings
+            return result.bytes
+        }
+        // Depths count moov as 1 (see Limits.maximumCopiedDepth).
+        extras.userData = checked(movie.userData, depth: 2, parent: "moov")
+        extras.metadata = checked(movie.metadata, depth: 2, parent: "moov")
+        extras.trackUserData = checked(track.userData, depth: 3, parent: track.path)
+        extras.extendedLanguage = checked(track.extendedLanguage, depth: 4, parent: track.path + "/mdia")
+        let hasGaplessItem = extras.userData.map { Metadata.freeformNames(in: $0).contains("iTunSMPB") } ?? false
+        if !hasGaplessItem,
+           let gapless = Extraction.gaplessNumbers(track: track, movie: movie, table: table, codec: codec)
+        {
+            extras.userData = Metadata.userData(extras.userData, adding: Metadata.gaplessItem(
+                priming: gapless.priming, padding: gapless.padding, sampleCount: gapless.sampleCount))
+        }
+        extras.addChapterTrack(for: track, in: movie, source: source)
+        return extras
+    }
+
+    /// The first text track that `track`'s `tref/chap` names, rebuilt from its samples as
+    /// track 2 (one sample description, no sample groups). References to anything but a
+    /// text track (a video track, the audio itself) are not followed, with a warning.
+    mutating func addChapterTrack(for track: Track, in movie: Movie, source: some ByteSource) {
+        for id in track.references["chap"] ?? [] {
+            guard id != track.trackID, let chapters = movie.tracks.first(where: { $0.trackID == id }) else { continue }
+            guard Chapters.isTextTrack(chapters) else {
+                warnings.append("\(track.path)/tref/chap names track \(id) (\(chapters.handlerType)), which is not a "
+                                + "text chapter track: it was not copied")
+                continue
+            }
+            let read: Chapters.TrackSamples?
+            do {
+                read = try Chapters.samples(of: chapters, movie: movie, source: source)
+            } catch {
+                warnings.append("the chapter track was not copied: \(error)")
+                return
+            }
+            guard let read else { return }
+            var plan = TrackPlan(copying: chapters, table: read.table, source: 0)
+            plan.header.trackID = 2
+            plan.sampleDescriptions.entries = Array(plan.sampleDescriptions.entries.prefix(1))
+            if var entry = plan.sampleDescriptions.entries.first, let fields = Self.textEntryFieldsSize(entry.bytes) {
+                let result = CopiedBoxSanitizer.sanitizeEntry(entry.bytes, fieldsSize: fields,
+                                                              depth: Limits.sampleEntryDepth,
+                                                              path: chapters.path + "/mdia/minf/stbl/stsd")
+                warnings += result.warnings
+                entry.bytes = result.bytes ?? entry.bytes
+                plan.sampleDescriptions.entries = [entry]
+            }
+            plan.descriptionIndexes = plan.descriptionIndexes.map { _ in 1 }
+            plan.groups = []
+            plan.sampleToGroups = []
+            plan.sizes = read.samples.map { UInt32($0.count) }  // Each at most maximumChapterSampleSize.
+            plan.offsets = plan.offsets.map { _ in 0 }
+            let header = CopiedBoxSanitizer.sanitize(plan.mediaInformationHeader, depth: 5,
+                                                     parentPath: chapters.path + "/mdia/minf")
+            warnings += header.warnings
+            plan.mediaInformationHeader = header.bytes ?? NullMediaHeader.bytes
+            chapterTrack = plan
+            chapterSamples = read.samples.flatMap { $0 }
+            return
+        }
+    }
+}
+
+extension OutputExtras {
+    /// The bytes of fixed fields after the header of a text sample entry, before its child
+    /// boxes: 38 for 3GPP's `tx3g` (3GPP TS 26.245 § 5.16), 51 and a Pascal-string font
+    /// name for QuickTime's `text` ("Text Sample Description"); nil when too short.
+    static func textEntryFieldsSize(_ entry: [UInt8]) -> Int? {
+        guard entry.count >= 8 else { return nil }
+        switch FourCC(rawValue: UInt32(entry[4]) << 24 | UInt32(entry[5]) << 16 | UInt32(entry[6]) << 8
+                      | UInt32(entry[7])) {
+        case "tx3g":
+            return entry.count >= 8 + 38 ? 38 : nil
+        case "text":
+            guard entry.count > 8 + 51 else { return nil }
+            let fields = 51 + 1 + Int(entry[8 + 51])
+            return entry.count >= 8 + fields ? fields : nil
+        default:
+            return nil
+        }
+    }
+}
+
+/// `nmhd` (ISO/IEC 14496-12 § 8.4.5.5), for a track whose own media header was dropped.
+enum NullMediaHeader {
+    static var bytes: [UInt8] {
+        var w = BoxWriter()
+        w.fullBox("nmhd", version: 0, flags: 0) { _ in }
+        return w.bytes
+    }
+}
+
+/// The planned output file: `ftyp`, then `moov` (faststart: always before the media data),
+/// then the header of the `mdat` whose payload is the samples, copied in order.
+///
+/// The layout is computed before anything is written: the sample tables are rebuilt for
+/// the output's own chunks, and `moov` is sized first so the chunk offsets can point past it
+/// (with `co64` only when an offset needs more than 32 bits).
 struct OutputMovie {
     var fileType: [UInt8]
     var movieBox: [UInt8]
     var mediaDataHeader: [UInt8]
     var payloadSize: UInt64
+    /// What was dropped or repaired to keep the output readable: the extras' warnings and
+    /// the sample entries' (``CopiedBoxSanitizer``).
+    var warnings: [String] = []
 
     /// Output chunks hold at most this many bytes of samples.
     static let chunkByteLimit: UInt64 = 1 << 20
@@ -58,6 +173,14 @@ struct OutputMovie {
     init(movie: Movie, track: Track, table: SampleTable, entries: [[UInt8]], entryIndex: [UInt32: UInt32],
          codec: AudioCodec.Kind, mediaDuration: UInt64, extras: OutputExtras = OutputExtras()) throws {
         let addAACRoll = codec == .aac
+        var warnings = extras.warnings
+        let entries = entries.map { entry in
+            let result = AudioSampleEntry.sanitized(entry, quickTimeLayout: false,
+                                                    path: track.path + "/mdia/minf/stbl/stsd")
+            warnings += result.warnings
+            return result.bytes ?? entry
+        }
+        self.warnings = warnings
         // Output chunks: consecutive samples up to chunkByteLimit, split where the entry changes.
         var chunkSamples: [(count: UInt32, entry: UInt32)] = []
         var chunkStarts: [UInt64] = []
@@ -192,7 +315,7 @@ struct OutputMovie {
         }
 
         fileType = Self.fileType(for: codec).serialized
-        payloadSize = table.totalSampleBytes + (extras.chapterTrack?.sizes.reduce(UInt64(0)) { $0 + UInt64($1) } ?? 0)
+        payloadSize = table.totalSampleBytes + UInt64(extras.chapterSamples.count)
         mediaDataHeader = MediaDataHeader.bytes(payloadSize: payloadSize)
         // The moov size depends on stco versus co64, which depends on the offsets, which
         // depend on the moov size: iterate until the size is stable (at most twice more).

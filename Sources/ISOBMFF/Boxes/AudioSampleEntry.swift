@@ -133,3 +133,31 @@ public struct AudioSampleEntry: Sendable, Equatable {
         return writer.bytes
     }
 }
+
+extension AudioSampleEntry {
+    /// The bytes of fixed fields after the header of an audio sample entry: 28 for ISO's
+    /// `AudioSampleEntry` and QuickTime's version 0, 44 for QuickTime's version 1 (with
+    /// `quickTimeLayout`), 64 for version 2; nil when `entry` is too short to say.
+    public static func fieldsSize(of entry: [UInt8], quickTimeLayout: Bool) -> Int? {
+        guard entry.count >= 18 else { return nil }
+        // The entry version sits after the 8-byte header, 6 reserved bytes and the 2-byte
+        // data reference index (QuickTime File Format, "Sound Sample Descriptions").
+        let version = UInt16(entry[16]) << 8 | UInt16(entry[17])
+        switch version {
+        case 0: return 28
+        case 1: return quickTimeLayout ? 44 : 28
+        case 2: return 64
+        default: return nil
+        }
+    }
+
+    /// `entry` with its child boxes checked by ``CopiedBoxSanitizer``: children nested
+    /// deeper than readers accept inside the entry, or of track shape, are dropped (with a
+    /// warning each), size-0 children get their real size. Unchanged when all is well.
+    public static func sanitized(_ entry: [UInt8], quickTimeLayout: Bool, path: String) -> CopiedBoxSanitizer.Result {
+        guard let fields = fieldsSize(of: entry, quickTimeLayout: quickTimeLayout) else {
+            return CopiedBoxSanitizer.Result(bytes: entry, warnings: [])
+        }
+        return CopiedBoxSanitizer.sanitizeEntry(entry, fieldsSize: fields, depth: Limits.sampleEntryDepth, path: path)
+    }
+}
