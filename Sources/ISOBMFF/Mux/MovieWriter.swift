@@ -332,7 +332,31 @@ public struct MovieWriter: Sendable {
         return (w.bytes, tablePositions)
     }
 
-    private func writeProgressive(_ emitter: inout Emitter) throws {
+    /// What a progressive file will be, planned without writing anything: the chunk count,
+    /// the interleaver's work, whether chunk offsets need `co64`, and the sizes.
+    public struct ProgressiveLayout: Sendable, Equatable {
+        /// The number of chunks, all tracks together.
+        public var chunkCount: Int
+        /// The interleaver's steps: one per sample placed and per heap level moved through;
+        /// bounded by the sample count times a small factor, never by the durations.
+        public var interleaverSteps: Int
+        /// Whether the chunk offsets are written as `co64` (the `mdat` ends past 4 GiB).
+        public var usesLargeOffsets: Bool
+        /// The size of the `moov` box.
+        public var movieBoxSize: Int
+        /// The size of the whole file.
+        public var fileSize: UInt64
+    }
+
+    /// Plans the progressive layout: chunks, `stco` or `co64`, sizes. Costs what writing the
+    /// `moov` costs, no sample bytes.
+    public func progressiveLayout() -> ProgressiveLayout {
+        let (layout, _, _, _) = planProgressive()
+        return layout
+    }
+
+    /// The layout, the `ftyp`, the finished `moov` and the chunk order.
+    private func planProgressive() -> (ProgressiveLayout, [UInt8], [UInt8], ProgressivePlan) {
         var typeWriter = BoxWriter()
         (fileType ?? defaultFileType).write(to: &typeWriter)
         let plan = progressivePlan()
@@ -357,7 +381,16 @@ public struct MovieWriter: Sendable {
                 }
             }
         }
-        try emitter.write(typeWriter.bytes)
+        let layout = ProgressiveLayout(chunkCount: plan.order.count, interleaverSteps: plan.steps,
+                                       usesLargeOffsets: largeOffsets, movieBoxSize: movie.count,
+                                       fileSize: payloadStart + plan.payloadSize)
+        return (layout, typeWriter.bytes, movie, plan)
+    }
+
+    private func writeProgressive(_ emitter: inout Emitter) throws {
+        let (_, fileType, movie, plan) = planProgressive()
+        let mdatHeader = MediaDataHeader.bytes(payloadSize: plan.payloadSize)
+        try emitter.write(fileType)
         try emitter.write(movie)
         try emitter.write(mdatHeader)
         var locations = tracks.map { SampleTableWriter.LocationCursor($0.table) }
