@@ -1,6 +1,6 @@
 import ISOBMFF
 
-/// Options for ``BackgroundMusic/mux(video:music:to:options:isCancelled:)``.
+/// Options for ``BackgroundMusic/mux(video:music:to:options:isCancelled:)-(String,_,_,_,_)``.
 public struct MuxOptions: Sendable {
     /// Where the music starts, in seconds from the start of the video.
     public var musicOffset: Double

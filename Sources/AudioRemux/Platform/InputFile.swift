@@ -22,8 +22,10 @@ public final class InputFile: ByteSource {
     /// which a pipe or a device cannot promise; and ``RemuxError/Code/invalidInput`` when it
     /// is empty, which no media file is.
     ///
-    /// - Parameter name: how to call the file in messages, when not by `path` (a copy of
-    ///   standard input is "standard input").
+    /// - Parameters:
+    ///   - path: the file to open.
+    ///   - name: how to call the file in messages, when not by `path` (a copy of
+    ///     standard input is "standard input").
     public init(path: String, name: String? = nil) throws {
         let shown = name ?? path
         let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }

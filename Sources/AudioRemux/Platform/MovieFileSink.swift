@@ -1,6 +1,6 @@
 import ISOBMFF
 
-/// Performs a ``MovieWriter``'s operations into a new file, published atomically.
+/// Performs a `MovieWriter`'s operations into a new file, published atomically.
 ///
 /// The fast paths of the extraction's copy loop: small pieces (boxes, the chunks of an
 /// interleaved file, a few hundred bytes each) are gathered with `pread` into one buffer
@@ -16,7 +16,7 @@ import ISOBMFF
 /// ```
 public final class MovieFileSink: MovieSink {
     private let output: OutputFile
-    /// The inputs that ``MuxOperation/copy(source:offset:count:)`` numbers refer to.
+    /// The inputs that `MuxOperation.copy(source:offset:count:)` numbers refer to.
     public let sources: [InputFile]
     private let buffer: UnsafeMutableRawBufferPointer
     private var fill = 0

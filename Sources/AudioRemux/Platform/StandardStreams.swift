@@ -20,6 +20,7 @@ public struct StreamSink: ByteSink {
     /// Bytes written so far.
     public private(set) var position: UInt64 = 0
 
+    /// A sink writing to `descriptor` (standard output by default), called `name` in messages.
     public init(descriptor: Int32 = 1, name: String = "standard output") {
         self.descriptor = descriptor
         self.name = name

@@ -30,6 +30,9 @@ public struct TrackPresentation: Sendable, Equatable {
     /// Checks `editList` against a media of `mediaDuration` ticks of `mediaTimescale`.
     ///
     /// - Parameters:
+    ///   - editList: the track's `elst`, nil when it has none.
+    ///   - movieTimescale: the `mvhd` timescale, in which edit durations count.
+    ///   - mediaTimescale: the `mdhd` timescale, in which edit media times count.
     ///   - mediaDuration: what the media holds (the samples' total duration), not what
     ///     `mdhd` claims.
     ///   - path: the track's box path, for the warnings.

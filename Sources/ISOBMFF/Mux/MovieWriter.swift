@@ -135,10 +135,14 @@ public struct MovieWriter: Sendable {
 
     /// Writes the movie to `sink`: the operations of ``forEachOperation(_:_:)`` in order.
     ///
-    /// - Parameter progress: called after each operation with the bytes written so far and
-    ///   the bytes of sample data in all plus the boxes written so far.
-    /// - Parameter isCancelled: polled between operations; when it returns true the
-    ///   writing stops with an error of code `.cancelled`-like `.invalidValue` naming it.
+    /// - Parameters:
+    ///   - layout: progressive (`moov` first) or fragmented.
+    ///   - sink: performs the operations; it must resolve the source numbers given to
+    ///     ``append(_:from:to:)``.
+    ///   - progress: called after each operation with the bytes written so far, and the
+    ///     sample bytes written so far and in all.
+    ///   - isCancelled: polled before each operation; when it returns true the writing
+    ///     stops with ``MuxCancelled``, leaving a partial file in the sink.
     public func finish(_ layout: Layout, into sink: inout some MovieSink,
                        progress: ((MuxProgress) -> Void)? = nil, isCancelled: () -> Bool = { false }) throws {
         var state = MuxProgress(bytesDone: 0, sampleBytesDone: 0,
