@@ -27,8 +27,7 @@ struct Interleaver {
     init(tables: [SampleTableWriter], timescales: [UInt32], chunkSeconds: Double, chunkBytes: UInt64) {
         cursors = tables.map { $0.makeCursor() }
         self.timescales = timescales
-        // At least one tick, so every chunk takes a sample; seconds are a caller's choice.
-        spans = timescales.map { UInt64(max(1, min(Double(UInt32.max), (Double($0) * chunkSeconds).rounded()))) }
+        spans = timescales.map { ticks(chunkSeconds, timescale: $0) }
         maximumBytes = max(1, chunkBytes)
         for track in tables.indices where tables[track].count > 0 { push(track) }
     }
@@ -96,4 +95,14 @@ struct Interleaver {
         if cursors[track].peek() != nil { push(track) }
         return chunk
     }
+}
+
+/// `seconds` in ticks of `timescale`, rounded to nearest, at least 1 (so that every chunk or
+/// fragment takes a sample) and at most 2^62 (NaN and infinities included: seconds are a
+/// caller's choice). Written without `rounded()`, which would need libm at link time.
+func ticks(_ seconds: Double, timescale: UInt32) -> UInt64 {
+    let value = Double(timescale) * seconds
+    guard value >= 1 else { return 1 }
+    guard value < 0x1p62 else { return 1 << 62 }
+    return UInt64(value + 0.5)
 }

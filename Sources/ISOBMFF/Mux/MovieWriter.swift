@@ -236,6 +236,13 @@ public struct MovieWriter: Sendable {
             header.height = description.height
             if let matrix = description.matrix, matrix.count == 9 { header.matrix = matrix }
             header.write(to: &w)
+            if !description.references.isEmpty {
+                w.box("tref") { w in
+                    for (type, ids) in description.references.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                        w.box(type) { w in for id in ids { w.write(id) } }
+                    }
+                }
+            }
             if let edits = track.edits {
                 w.box(.edts) { EditListBox(entries: edits).write(to: &$0) }
             }
@@ -443,7 +450,7 @@ public struct MovieWriter: Sendable {
             var end: (time: UInt64, timescale: UInt32)?
             if tracks.indices.contains(leader) {
                 let timescale = tracks[leader].description.timescale
-                let target = UInt64(max(1, min(Double(UInt64.max >> 2), (Double(timescale) * seconds).rounded())))
+                let target = ticks(seconds, timescale: timescale)
                 let start = cursors[leader].decodeTime
                 while let entry = cursors[leader].peek() {
                     if !fragments[leader].sizes.isEmpty {

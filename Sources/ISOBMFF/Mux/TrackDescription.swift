@@ -29,7 +29,9 @@ public struct TrackDescription: Sendable {
     public var alternateGroup: Int16 = 0
     /// The `tkhd` volume, 8.8 fixed point: 0x0100 for audio, 0 otherwise.
     public var volume: Int16 = 0
-    /// Track references (`tref`): for each type (`chap`, …) the referenced track IDs.
+    /// Track references (`tref`, ISO/IEC 14496-12 § 8.3.3): for each type (`chap`, …) the
+    /// referenced track IDs, as IDs of the written movie (``MovieWriter/addTrack(_:)``
+    /// returns them).
     public var references: [FourCC: [UInt32]] = [:]
 
     /// A description from its parts.

@@ -64,8 +64,18 @@ do {
     if movie.fileType?.isQuickTime ?? true { writer.fileType = movie.fileType }
     writer.userData = movie.userData
     writer.metadata = movie.metadata
+    // Track IDs are renumbered 1, 2, … in the output: references (chapters) follow.
+    var newIDs: [UInt32: UInt32] = [:]
+    for (index, track) in chosen.enumerated() where newIDs[track.trackID] == nil {
+        newIDs[track.trackID] = UInt32(index + 1)
+    }
     for track in chosen {
-        let id = try writer.addTrack(TrackDescription(copying: track))
+        var description = TrackDescription(copying: track)
+        description.references = track.references.compactMapValues { ids in
+            let kept = ids.compactMap { newIDs[$0] }
+            return kept.isEmpty ? nil : kept
+        }
+        let id = try writer.addTrack(description)
         try writer.setEdits(track.editList?.entries, for: id)
         let boxes = movie.isFragmented ? try movie.fragmentedTrack(track, in: input).boxes : try track.sampleTable()
         let table = try SampleTable(boxes: boxes, fileLength: movie.fileLength)
