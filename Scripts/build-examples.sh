@@ -3,8 +3,8 @@
 # package depending on this one by path) and runs them:
 #   - BatchExtract on Fixtures/ into a temporary folder: every good fixture must come out as
 #     an .m4a, no bad one may, and nothing temporary may be left behind;
-#   - CopyTracks: a fixture copied progressive, fragmented, and the fragmented copy copied
-#     back, which must give the first copy byte for byte;
+#   - CopyTracks: fixtures copied progressive and fragmented; a regular copy fragmented and
+#     copied back must come back byte for byte;
 #   - SilentAAC: a 2-second silent AAC file, progressive and fragmented.
 # Prints one line on success; on failure the reason and the app's output.
 # Exit status: 0 when all is well, 1 otherwise.
@@ -87,9 +87,13 @@ copy=$(build CopyTracks)
 silent=$(build SilentAAC)
 run "$copy" Fixtures/aac-h264-faststart.mp4 "$tmp/copy.mp4"
 run "$copy" --fragment 1 Fixtures/aac-h264-faststart.mp4 "$tmp/fragmented.mp4"
-run "$copy" "$tmp/fragmented.mp4" "$tmp/back.mp4"
 run "$copy" --track 2 Fixtures/aac-h264-faststart.mp4 "$tmp/audio.mp4"
-cmp -s "$tmp/copy.mp4" "$tmp/back.mp4" || fail "CopyTracks: regular -> fragmented -> regular differs from regular -> regular"
+# Byte for byte through fragments: an input without sample groups (fragments do not carry
+# them), itself fragmented, copied to a regular file, fragmented and back.
+run "$copy" Fixtures/frag-keyframe.mp4 "$tmp/regular.mp4"
+run "$copy" --fragment 1 "$tmp/regular.mp4" "$tmp/refragmented.mp4"
+run "$copy" "$tmp/refragmented.mp4" "$tmp/back.mp4"
+cmp -s "$tmp/regular.mp4" "$tmp/back.mp4" || fail "CopyTracks: regular -> fragmented -> regular changed the file"
 [[ $(head -c 12 "$tmp/fragmented.mp4" | tail -c 8) == ftypiso6 ]] || fail "CopyTracks --fragment wrote no iso6 ftyp"
 grep -q moof "$tmp/fragmented.mp4" || fail "CopyTracks --fragment wrote no moof"
 run "$silent" "$tmp/silent.mp4" 2

@@ -178,6 +178,19 @@ final class MovieWriterTests: XCTestCase {
         XCTAssertEqual(large.movieBoxSize - smallWriter.progressiveLayout().movieBoxSize, 2 * 4)
     }
 
+    func testSampleGroupsPassThrough() throws {
+        var (writer, track) = try audioWriter(sizes: [10, 10, 10])
+        // AAC's roll group: every sample needs the one before it (roll distance -1).
+        let roll = SampleGroupDescriptionBox(version: 1, groupingType: "roll", defaultLength: 2, entries: [[0xFF, 0xFF]])
+        let assignment = SampleToGroupBox(groupingType: "roll", entries: [.init(sampleCount: 3, groupDescriptionIndex: 1)])
+        try writer.setSampleGroups([roll], assignments: [assignment], for: track)
+        var sink = MemoryMovieSink(sources: [MemoryByteSource([UInt8](repeating: 1, count: 2000))])
+        try writer.finish(.progressive, into: &sink)
+        let boxes = try Movie(reading: MemoryByteSource(sink.bytes)).tracks[0].sampleTable()
+        XCTAssertEqual(boxes.sampleGroupDescriptions, [roll])
+        XCTAssertEqual(boxes.sampleToGroups, [assignment])
+    }
+
     // MARK: The interleaver
 
     func testInterleaverWorkIsBoundedBySamplesNotDurations() throws {

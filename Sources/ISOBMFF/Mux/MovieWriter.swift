@@ -30,6 +30,8 @@ public struct MovieWriter: Sendable {
         var trackID: UInt32
         var table = SampleTableWriter()
         var edits: [EditListBox.Entry]?
+        var groupDescriptions: [SampleGroupDescriptionBox] = []
+        var groupAssignments: [SampleToGroupBox] = []
     }
 
     /// The `ftyp`; nil for the default of the layout (`isom` with `iso2`/`avc1`/`mp41`, or
@@ -133,6 +135,17 @@ public struct MovieWriter: Sendable {
         tracks[try checkedIndex(track)].edits = edits
     }
 
+    /// Sets the sample groups of `track` (`sgpd` and `sbgp`, ISO/IEC 14496-12 § 8.9), written
+    /// unchanged into the `stbl` of a progressive file: the caller's assignments must count
+    /// the samples as appended (an AAC track's `roll` group, copied whole, does). Fragmented
+    /// files do not carry them.
+    public mutating func setSampleGroups(_ descriptions: [SampleGroupDescriptionBox],
+                                         assignments: [SampleToGroupBox], for track: UInt32) throws {
+        let index = try checkedIndex(track)
+        tracks[index].groupDescriptions = descriptions
+        tracks[index].groupAssignments = assignments
+    }
+
     /// Writes the movie to `sink`: the operations of ``forEachOperation(_:_:)`` in order.
     ///
     /// - Parameters:
@@ -216,7 +229,11 @@ public struct MovieWriter: Sendable {
     /// The track's presented duration in the movie timescale: its edits, or its media.
     private func presentedDuration(_ track: WrittenTrack) -> UInt64 {
         if let edits = track.edits {
-            return edits.reduce(UInt64(0)) { $0.addingReportingOverflow($1.segmentDuration).partialValue }
+            // Saturating: a caller's edits summing past 2^64 ticks are written as the maximum.
+            return edits.reduce(UInt64(0)) { sum, edit in
+                let (total, overflow) = sum.addingReportingOverflow(edit.segmentDuration)
+                return overflow ? UInt64.max : total
+            }
         }
         return rescaleRoundingUp(track.table.duration, from: track.description.timescale, to: movieTimescale) ?? UInt64.max
     }
@@ -328,6 +345,8 @@ public struct MovieWriter: Sendable {
                     track.table.syncSampleBox?.write(to: &w)
                     SampleToChunkBox(entries: plan.sampleToChunk[index]).write(to: &w)
                     track.table.sampleSizeBox.write(to: &w)
+                    for group in track.groupDescriptions { group.write(to: &w) }
+                    for group in track.groupAssignments { group.write(to: &w) }
                     let offsets = plan.offsets[index]
                     w.fullBox(largeOffsets ? .co64 : .stco, version: 0, flags: 0) { w in
                         w.write(UInt32(offsets.count))  // < 2^30 chunks, as samples.

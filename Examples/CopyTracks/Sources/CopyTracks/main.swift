@@ -79,6 +79,8 @@ do {
         try writer.setEdits(track.editList?.entries, for: id)
         let boxes = movie.isFragmented ? try movie.fragmentedTrack(track, in: input).boxes : try track.sampleTable()
         let table = try SampleTable(boxes: boxes, fileLength: movie.fileLength)
+        // Sample groups (AAC's roll distance, …) count the samples as they are copied.
+        try writer.setSampleGroups(boxes.sampleGroupDescriptions, assignments: boxes.sampleToGroups, for: id)
         try forEachSample(of: table) { try writer.append($0, from: 0, to: id) }
     }
     let sink = try MovieFileSink(destination: paths[1], overwrite: overwrite, sources: [input])
