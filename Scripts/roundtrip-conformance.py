@@ -11,7 +11,8 @@ plus B-frame H.264 and HEVC files made here with ffmpeg):
                 key flag, CRC32; see KNOWN for the fields FFmpeg 5.1 reports otherwise for
                 fragments), and F plays in ffmpeg (-v error -f null -) and GStreamer
                 (qtdemux ! decodebin ! fakesink) without an error;
-  - back:       F -> CopyTracks -> B.mp4; B has every packet of A, all fields.
+  - back:       F -> CopyTracks -> B.mp4; B has every packet of A, all fields;
+  - sidx:       IN -> CopyTracks --fragment 1 --sidx -> S.mp4: the packets of F, and S plays.
 Then Examples/SilentAAC (progressive and fragmented) must decode cleanly in both players
 with the duration it announces.
 
@@ -191,6 +192,13 @@ def main():
         report(difference is None, f"{name}: regular -> fragmented -> regular keeps every packet", difference or "")
         trouble = plays(fragmented)
         report(trouble is None, f"{name}: the fragmented copy plays in ffmpeg and GStreamer", trouble or "")
+        indexed = os.path.join(work, f"{stem}.sidx.mp4")
+        result = run([copy, "--overwrite", "--fragment", "1", "--sidx", path, indexed])
+        trouble = result.stderr.strip() if result.returncode != 0 else plays(indexed)
+        if trouble is None:
+            difference = compare(packets(fragmented, ignore_editlist=True), packets(indexed, ignore_editlist=True))
+            trouble = difference and "packets differ from the copy without sidx: " + difference
+        report(trouble is None, f"{name}: the fragmented copy with a sidx has the same packets and plays", trouble or "")
 
     for layout, options in (("progressive", []), ("fragmented", ["--fragment", "1"])):
         output = os.path.join(work, f"silent-{layout}.mp4")

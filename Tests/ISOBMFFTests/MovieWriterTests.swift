@@ -299,6 +299,39 @@ final class MovieWriterTests: XCTestCase {
         try checkWithFFprobe(sink.bytes, made)
     }
 
+    func testSegmentIndexReferencesEveryFragment() throws {
+        let made = try madeMovie()
+        var sink = MemoryMovieSink()
+        try made.writer.finish(.fragmented(seconds: 1, segmentIndex: true), into: &sink)
+        try readBack(sink.bytes, made, fragmented: true)
+        try checkWithFFprobe(sink.bytes, made)
+        // Find the sidx among the top-level boxes; its references must tile the rest of the file.
+        var offset = 0
+        var sidx: ArraySlice<UInt8>?
+        while offset + 8 <= sink.bytes.count {
+            let size = Int(sink.bytes[offset]) << 24 | Int(sink.bytes[offset + 1]) << 16
+                | Int(sink.bytes[offset + 2]) << 8 | Int(sink.bytes[offset + 3])
+            if String(decoding: sink.bytes[(offset + 4)..<(offset + 8)], as: UTF8.self) == "sidx" {
+                sidx = sink.bytes[offset..<(offset + size)]
+                offset += size
+                break
+            }
+            offset += size
+        }
+        let index = Array(try XCTUnwrap(sidx))
+        func field(_ at: Int) -> Int { Int(index[at]) << 24 | Int(index[at + 1]) << 16 | Int(index[at + 2]) << 8 | Int(index[at + 3]) }
+        // Header 8, version/flags 4, reference_ID 4, timescale 4, earliest 8, first_offset 8,
+        // reserved 2, reference_count 2, then 12 bytes per reference.
+        XCTAssertEqual(field(12), 1, "indexed by the video track")
+        XCTAssertEqual(field(16), 90_000)
+        let count = Int(index[38]) << 8 | Int(index[39])
+        XCTAssertEqual(count, 3)
+        let sizes = (0..<count).map { field(40 + 12 * $0) }
+        XCTAssertEqual(sizes.reduce(0, +), sink.bytes.count - offset, "the references cover every moof and mdat")
+        XCTAssertEqual((0..<count).map { field(44 + 12 * $0) }, [90_000, 90_000, 90_000])
+        XCTAssertEqual((0..<count).map { field(48 + 12 * $0) }, [0x9000_0000, 0x9000_0000, 0x9000_0000], "each starts with a sync sample")
+    }
+
     /// ffprobe's packets (edit lists ignored) equal the samples appended: decode and
     /// presentation times, sizes, key flags and CRC32 of the bytes.
     func checkWithFFprobe(_ bytes: [UInt8], _ made: Made, file: StaticString = #filePath, line: UInt = #line) throws {

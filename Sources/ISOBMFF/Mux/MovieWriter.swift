@@ -12,7 +12,7 @@
 /// - ``Layout/progressive``: `ftyp`, `moov`, then one `mdat` (fast start). Chunks of the
 ///   tracks are interleaved by decode time; the `moov` size depends only on the chunk
 ///   count and on `stco` versus `co64`, so it is computed once and the offsets follow.
-/// - ``Layout/fragmented(seconds:)``: `ftyp`, a `moov` with `mvex` (`mehd`, `trex`), then a
+/// - ``Layout/fragmented(seconds:segmentIndex:)``: `ftyp`, a `moov` with `mvex` (`mehd`, `trex`), then a
 ///   `moof` + `mdat` per fragment, cut at the sync samples of the first video track (or of
 ///   the first track when there is no video) about every `seconds`; each `traf` has a
 ///   `tfdt`. Memory per fragment is its samples' fields.
@@ -22,7 +22,10 @@ public struct MovieWriter: Sendable {
         /// One `mdat` after a `moov` that indexes every sample (fast start).
         case progressive
         /// Movie fragments (fMP4/CMAF style) of about `seconds` each.
-        case fragmented(seconds: Double)
+        /// `segmentIndex` adds a `sidx` (§ 8.16.3) before the first `moof`, indexing every
+        /// fragment by the first video track (or the first track); it costs a first pass over
+        /// the fragments' tables.
+        case fragmented(seconds: Double, segmentIndex: Bool = false)
     }
 
     struct WrittenTrack: Sendable {
@@ -178,8 +181,8 @@ public struct MovieWriter: Sendable {
             switch layout {
             case .progressive:
                 try writeProgressive(&emitter)
-            case .fragmented(let seconds):
-                try writeFragmented(seconds: seconds, &emitter)
+            case let .fragmented(seconds, segmentIndex):
+                try writeFragmented(seconds: seconds, segmentIndex: segmentIndex, &emitter)
             }
             try emitter.flush()
         }
@@ -436,7 +439,7 @@ public struct MovieWriter: Sendable {
     static let syncSampleFlags: UInt32 = 0x0200_0000
     static let nonSyncSampleFlags: UInt32 = 0x0101_0000
 
-    private func writeFragmented(seconds: Double, _ emitter: inout Emitter) throws {
+    private func writeFragmented(seconds: Double, segmentIndex: Bool, _ emitter: inout Emitter) throws {
         var head = BoxWriter()
         (fileType ?? FileTypeBox(majorBrand: "iso6", minorVersion: 0,
                                  compatibleBrands: ["iso6", .isom, "iso2", "avc1", "mp41"])).write(to: &head)
@@ -458,14 +461,75 @@ public struct MovieWriter: Sendable {
         }
         try emitter.write(head.bytes)
 
-        var cursors = tracks.map { $0.table.makeCursor() }
-        var locations = tracks.map { SampleTableWriter.LocationCursor($0.table) }
         let leader = tracks.firstIndex { $0.description.handler.handlerType == .vide } ?? 0
+        if segmentIndex, tracks.indices.contains(leader) {
+            // A first pass sizes every fragment (one reference, 12 bytes, each) for the sidx.
+            var references: [(size: UInt32, duration: UInt32, startsWithSync: Bool)] = []
+            var earliest: Int64?
+            try forEachFragment(seconds: seconds, leader: leader) { sequence, runs in
+                let (moof, _) = try fragmentBox(sequence, runs)
+                let payload = runs.reduce(UInt64(0)) { $0 + $1.byteCount }
+                let size = UInt64(moof.count + MediaDataHeader.bytes(payloadSize: payload).count) + payload
+                let run = runs[leader]
+                let duration = run.durations.reduce(UInt64(0)) { $0 + UInt64($1) }
+                guard let size32 = UInt32(exactly: size), size32 < 1 << 31, let duration32 = UInt32(exactly: duration) else {
+                    throw ISOBMFFError(.limitExceeded, "fragment \(sequence) is too large for a sidx reference "
+                                       + "(2 GiB, 2^32 ticks): use shorter fragments", path: "sidx", offset: nil)
+                }
+                if earliest == nil {
+                    earliest = zip(run.compositionOffsets, run.durations.indices).map { offset, index in
+                        Int64(clamping: run.baseDecodeTime) + Int64(run.durations[..<index].reduce(0) { $0 + Int($1) })
+                            + offset
+                    }.min()
+                }
+                references.append((size32, duration32, run.flags.first == Self.syncSampleFlags))
+            }
+            var w = BoxWriter()
+            w.fullBox("sidx", version: 1, flags: 0) { w in
+                w.write(tracks[leader].trackID)  // reference_ID
+                w.write(tracks[leader].description.timescale)
+                w.write(UInt64(max(0, earliest ?? 0)))  // earliest_presentation_time
+                w.write(UInt64(0))  // first_offset: the first moof follows the sidx
+                w.write(UInt16(0))  // reserved
+                w.write(UInt16(truncatingIfNeeded: references.count))
+                for reference in references {
+                    w.write(reference.size)  // reference_type 0 (media), referenced_size
+                    w.write(reference.duration)  // subsegment_duration
+                    // starts_with_SAP, SAP_type 1 when the fragment starts with a sync sample.
+                    w.write(reference.startsWithSync ? UInt32(0x9000_0000) : 0)
+                }
+            }
+            guard references.count <= Int(UInt16.max) else {
+                throw ISOBMFFError(.limitExceeded, "\(references.count) fragments exceed the 65535 references of "
+                                   + "one sidx: use longer fragments", path: "sidx", offset: nil)
+            }
+            try emitter.write(w.bytes)
+        }
+        var locations = tracks.map { SampleTableWriter.LocationCursor($0.table) }
+        try forEachFragment(seconds: seconds, leader: leader) { sequence, runs in
+            let (moof, payload) = try fragmentBox(sequence, runs)
+            try emitter.write(moof)
+            try emitter.write(MediaDataHeader.bytes(payloadSize: payload))
+            for (index, run) in runs.enumerated() where !run.sizes.isEmpty {
+                try locations[index].take(run.byteCount) { try emitter.samples($0) }
+            }
+        }
+    }
+
+    /// Cuts the samples into fragments: the leader's samples up to its first sync sample
+    /// past `seconds`, and every other track's samples decoded before that cut.
+    private func forEachFragment(seconds: Double, leader: Int,
+                                 _ body: (UInt32, [FragmentRun]) throws -> Void) throws {
+        var cursors = tracks.map { $0.table.makeCursor() }
         var sequence: UInt32 = 0
         while cursors.contains(where: { $0.peek() != nil }) {
+            guard sequence < UInt32.max else {
+                throw ISOBMFFError(.limitExceeded, "more than 2^32 - 1 fragments", path: "moof", offset: nil)
+            }
             sequence += 1
             var fragments = Array(repeating: FragmentRun(), count: tracks.count)
-            // The leader's samples up to the first sync sample past the target duration.
+            // At most maximumFragmentPayload + one sample (< 2^32) bytes: below 2^31 - moof.
+            var fragmentBytes: UInt64 = 0
             var end: (time: UInt64, timescale: UInt32)?
             if tracks.indices.contains(leader) {
                 let timescale = tracks[leader].description.timescale
@@ -474,14 +538,15 @@ public struct MovieWriter: Sendable {
                 while let entry = cursors[leader].peek() {
                     if !fragments[leader].sizes.isEmpty {
                         if entry.descriptionIndex != fragments[leader].descriptionIndex { break }
+                        if fragmentBytes + UInt64(entry.size) > Limits.maximumFragmentPayload { break }
                         if entry.isSync && cursors[leader].decodeTime - start >= target { break }
                     }
+                    fragmentBytes += UInt64(entry.size)
                     fragments[leader].add(entry, decodeTime: cursors[leader].decodeTime)
                     _ = cursors[leader].next()
                 }
                 if cursors[leader].peek() != nil { end = (cursors[leader].decodeTime, timescale) }
             }
-            // Every other track: its samples decoded before the leader's cut.
             for track in tracks.indices where track != leader {
                 let timescale = tracks[track].description.timescale
                 while let entry = cursors[track].peek() {
@@ -493,11 +558,13 @@ public struct MovieWriter: Sendable {
                     if !fragments[track].sizes.isEmpty, entry.descriptionIndex != fragments[track].descriptionIndex {
                         break
                     }
+                    if fragmentBytes > 0, fragmentBytes + UInt64(entry.size) > Limits.maximumFragmentPayload { break }
+                    fragmentBytes += UInt64(entry.size)
                     fragments[track].add(entry, decodeTime: cursors[track].decodeTime)
                     _ = cursors[track].next()
                 }
             }
-            try writeFragment(sequence, fragments, &locations, &emitter)
+            try body(sequence, fragments)
         }
     }
 
@@ -524,9 +591,8 @@ public struct MovieWriter: Sendable {
         }
     }
 
-    private func writeFragment(_ sequence: UInt32, _ runs: [FragmentRun],
-                               _ locations: inout [SampleTableWriter.LocationCursor],
-                               _ emitter: inout Emitter) throws {
+    /// The `moof` of one fragment, its data offsets final, and the size of its `mdat` payload.
+    private func fragmentBox(_ sequence: UInt32, _ runs: [FragmentRun]) throws -> ([UInt8], UInt64) {
         var w = BoxWriter()
         var dataOffsetPositions: [Int] = []
         w.box(.moof) { w in
@@ -566,19 +632,17 @@ public struct MovieWriter: Sendable {
         let mdatHeader = MediaDataHeader.bytes(payloadSize: payload)
         var dataOffset = UInt64(moof.count + mdatHeader.count)
         for (position, run) in zip(dataOffsetPositions, runs.filter { !$0.sizes.isEmpty }) {
+            // Fragments hold at most Limits.maximumFragmentPayload bytes but for one sample: only
+            // a sample of over a GiB gets here.
             guard let value = Int32(exactly: dataOffset) else {
-                throw ISOBMFFError(.limitExceeded, "fragment \(sequence) holds more than 2 GiB: use shorter fragments",
-                                   path: "moof", offset: nil)
+                throw ISOBMFFError(.limitExceeded, "fragment \(sequence) holds a sample too large to address "
+                                   + "(data offsets are signed 32-bit)", path: "moof", offset: nil)
             }
             let bits = UInt32(bitPattern: value)
             for byte in 0..<4 { moof[position + byte] = UInt8(truncatingIfNeeded: bits >> (24 - 8 * byte)) }
             dataOffset += run.byteCount
         }
-        try emitter.write(moof)
-        try emitter.write(mdatHeader)
-        for (index, run) in runs.enumerated() where !run.sizes.isEmpty {
-            try locations[index].take(run.byteCount) { try emitter.samples($0) }
-        }
+        return (moof, payload)
     }
 }
 

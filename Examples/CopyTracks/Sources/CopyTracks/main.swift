@@ -3,10 +3,11 @@
 // kept, the sample bytes are copied from the input by the sink (in the kernel where it
 // can). No Foundation.
 //
-//   CopyTracks [--overwrite] [--track ID]... [--fragment SECONDS] INPUT OUTPUT
+//   CopyTracks [--overwrite] [--track ID]... [--fragment SECONDS [--sidx]] INPUT OUTPUT
 //
 // Without --track every track is copied; with --fragment the output is fragmented (fMP4)
-// with fragments of about SECONDS, cut at the video's sync samples.
+// with fragments of about SECONDS, cut at the video's sync samples, and with --sidx a
+// segment index before the first fragment.
 // Exit status: 0 on success, 1 when the copy failed, 2 on a usage error.
 
 #if canImport(Glibc)
@@ -28,12 +29,15 @@ func fail(_ message: String, status: Int32) -> Never {
 var trackIDs: [UInt32] = []
 var fragmentSeconds: Double?
 var overwrite = false
+var segmentIndex = false
 var paths: [String] = []
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
     case "--overwrite":
         overwrite = true
+    case "--sidx":
+        segmentIndex = true
     case "--track":
         guard let value = arguments.popFirst(), let id = UInt32(value) else { fail("--track needs a track ID", status: 2) }
         trackIDs.append(id)
@@ -48,7 +52,7 @@ while let argument = arguments.popFirst() {
     }
 }
 guard paths.count == 2 else {
-    fail("usage: CopyTracks [--overwrite] [--track ID]... [--fragment SECONDS] INPUT OUTPUT", status: 2)
+    fail("usage: CopyTracks [--overwrite] [--track ID]... [--fragment SECONDS [--sidx]] INPUT OUTPUT", status: 2)
 }
 
 do {
@@ -85,7 +89,7 @@ do {
     }
     let sink = try MovieFileSink(destination: paths[1], overwrite: overwrite, sources: [input])
     var target = sink
-    try writer.finish(fragmentSeconds.map { .fragmented(seconds: $0) } ?? .progressive, into: &target)
+    try writer.finish(fragmentSeconds.map { .fragmented(seconds: $0, segmentIndex: segmentIndex) } ?? .progressive, into: &target)
     try sink.publish()
 } catch {
     fail("\(error)", status: 1)
