@@ -39,8 +39,8 @@ public struct SampleTableWriter: Sendable {
     /// The sum of the sample durations: the media duration, in the track's timescale.
     public private(set) var duration: UInt64 = 0
 
-    /// An empty table.
-    public init() {}
+    /// An empty table; ``MovieWriter`` fills it as samples are appended.
+    init() {}
 
     /// Appends one sample whose `size` bytes are at `offset` in the source numbered
     /// `source` (an index the caller gives the sink), or in the writer's memory when
@@ -51,13 +51,12 @@ public struct SampleTableWriter: Sendable {
             throw ISOBMFFError(.limitExceeded, "more than \(Limits.maximumSampleCount) samples in one track",
                                path: "", offset: nil)
         }
-        let (end, overflow) = offset.addingReportingOverflow(UInt64(size))
+        let bytesOverflow = offset.addingReportingOverflow(UInt64(size)).overflow
         let (newDuration, durationOverflow) = duration.addingReportingOverflow(UInt64(sampleDuration))
-        guard !overflow, !durationOverflow else {
+        guard !bytesOverflow, !durationOverflow else {
             throw ISOBMFFError(.invalidValue, "sample \(count + 1) ends past 2^64 bytes or ticks", path: "",
                                offset: nil)
         }
-        _ = end
         // Timing: extend the last run or start one (a run holds at most 2^32 - 1 samples).
         if let last = timeToSample.last, last.sampleDelta == sampleDuration, last.sampleCount < UInt32.max {
             timeToSample[timeToSample.count - 1].sampleCount += 1
