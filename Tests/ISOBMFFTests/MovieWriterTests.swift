@@ -116,7 +116,8 @@ final class MovieWriterTests: XCTestCase {
     func testTimingIsRunLengthCoded() throws {
         let (writer, track) = try audioWriter(sizes: [5, 5, 5, 5], durations: [1024, 1024, 1024, 512])
         let table = try XCTUnwrap(writer.table(of: track))
-        XCTAssertEqual(table.timeToSample, [.init(sampleCount: 3, sampleDelta: 1024), .init(sampleCount: 1, sampleDelta: 512)])
+        XCTAssertEqual(table.timeToSample, [.init(sampleCount: 3, sampleDelta: 1024),
+                                            .init(sampleCount: 1, sampleDelta: 512)])
         XCTAssertEqual(table.duration, 3584)
         XCTAssertNil(table.compositionOffsetBox)
         XCTAssertNil(table.syncSampleBox, "all sync: no stss")
@@ -157,8 +158,10 @@ final class MovieWriterTests: XCTestCase {
         try writer.finish(.progressive, into: &sink)
         let movie = try Movie(reading: MemoryByteSource(sink.bytes))
         let boxes = try movie.tracks[0].sampleTable()
-        XCTAssertEqual(boxes.sampleToChunk.entries, [.init(firstChunk: 1, samplesPerChunk: 22, sampleDescriptionIndex: 1),
-                                                     .init(firstChunk: 5, samplesPerChunk: 12, sampleDescriptionIndex: 1)])
+        XCTAssertEqual(boxes.sampleToChunk.entries, [
+            .init(firstChunk: 1, samplesPerChunk: 22, sampleDescriptionIndex: 1),
+            .init(firstChunk: 5, samplesPerChunk: 12, sampleDescriptionIndex: 1),
+        ])
         XCTAssertEqual(boxes.chunkOffsets.offsets.count, 5)
     }
 
@@ -181,8 +184,10 @@ final class MovieWriterTests: XCTestCase {
     func testSampleGroupsPassThrough() throws {
         var (writer, track) = try audioWriter(sizes: [10, 10, 10])
         // AAC's roll group: every sample needs the one before it (roll distance -1).
-        let roll = SampleGroupDescriptionBox(version: 1, groupingType: "roll", defaultLength: 2, entries: [[0xFF, 0xFF]])
-        let assignment = SampleToGroupBox(groupingType: "roll", entries: [.init(sampleCount: 3, groupDescriptionIndex: 1)])
+        let roll = SampleGroupDescriptionBox(version: 1, groupingType: "roll", defaultLength: 2,
+                                             entries: [[0xFF, 0xFF]])
+        let assignment = SampleToGroupBox(groupingType: "roll",
+                                          entries: [.init(sampleCount: 3, groupDescriptionIndex: 1)])
         try writer.setSampleGroups([roll], assignments: [assignment], for: track)
         var sink = MemoryMovieSink(sources: [MemoryByteSource([UInt8](repeating: 1, count: 2000))])
         try writer.finish(.progressive, into: &sink)
@@ -319,7 +324,9 @@ final class MovieWriterTests: XCTestCase {
             offset += size
         }
         let index = Array(try XCTUnwrap(sidx))
-        func field(_ at: Int) -> Int { Int(index[at]) << 24 | Int(index[at + 1]) << 16 | Int(index[at + 2]) << 8 | Int(index[at + 3]) }
+        func field(_ at: Int) -> Int {
+            Int(index[at]) << 24 | Int(index[at + 1]) << 16 | Int(index[at + 2]) << 8 | Int(index[at + 3])
+        }
         // Header 8, version/flags 4, reference_ID 4, timescale 4, earliest 8, first_offset 8,
         // reserved 2, reference_count 2, then 12 bytes per reference.
         XCTAssertEqual(field(12), 1, "indexed by the video track")
@@ -329,7 +336,8 @@ final class MovieWriterTests: XCTestCase {
         let sizes = (0..<count).map { field(40 + 12 * $0) }
         XCTAssertEqual(sizes.reduce(0, +), sink.bytes.count - offset, "the references cover every moof and mdat")
         XCTAssertEqual((0..<count).map { field(44 + 12 * $0) }, [90_000, 90_000, 90_000])
-        XCTAssertEqual((0..<count).map { field(48 + 12 * $0) }, [0x9000_0000, 0x9000_0000, 0x9000_0000], "each starts with a sync sample")
+        XCTAssertEqual((0..<count).map { field(48 + 12 * $0) }, [0x9000_0000, 0x9000_0000, 0x9000_0000],
+                       "each starts with a sync sample")
     }
 
     /// ffprobe's packets (edit lists ignored) equal the samples appended: decode and

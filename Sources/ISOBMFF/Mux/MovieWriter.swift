@@ -238,7 +238,8 @@ public struct MovieWriter: Sendable {
                 return overflow ? UInt64.max : total
             }
         }
-        return rescaleRoundingUp(track.table.duration, from: track.description.timescale, to: movieTimescale) ?? UInt64.max
+        return rescaleRoundingUp(track.table.duration, from: track.description.timescale, to: movieTimescale)
+            ?? UInt64.max
     }
 
     private func movieHeader(duration: UInt64) -> MovieHeaderBox {
@@ -472,7 +473,8 @@ public struct MovieWriter: Sendable {
                 let size = UInt64(moof.count + MediaDataHeader.bytes(payloadSize: payload).count) + payload
                 let run = runs[leader]
                 let duration = run.durations.reduce(UInt64(0)) { $0 + UInt64($1) }
-                guard let size32 = UInt32(exactly: size), size32 < 1 << 31, let duration32 = UInt32(exactly: duration) else {
+                guard let size32 = UInt32(exactly: size), size32 < 1 << 31,
+                      let duration32 = UInt32(exactly: duration) else {
                     throw ISOBMFFError(.limitExceeded, "fragment \(sequence) is too large for a sidx reference "
                                        + "(2 GiB, 2^32 ticks): use shorter fragments", path: "sidx", offset: nil)
                 }

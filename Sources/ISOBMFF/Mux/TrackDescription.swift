@@ -124,7 +124,8 @@ public enum CodecConfiguration: Sendable, Equatable {
     /// timescale for video.
     public var timescale: UInt32 {
         switch self {
-        case .aac(_, let rate, _, _, _), .alac(_, let rate, _, _), .flac(_, let rate, _, _), .ac3(_, _, _, _, _, _, let rate, _):
+        case .aac(_, let rate, _, _, _), .alac(_, let rate, _, _), .flac(_, let rate, _, _),
+             .ac3(_, _, _, _, _, _, let rate, _):
             return rate
         case .opus: return 48_000
         case .h264(_, _, _, let timescale), .hevc(_, _, _, let timescale): return timescale

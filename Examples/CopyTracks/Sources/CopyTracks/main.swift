@@ -39,7 +39,9 @@ while let argument = arguments.popFirst() {
     case "--sidx":
         segmentIndex = true
     case "--track":
-        guard let value = arguments.popFirst(), let id = UInt32(value) else { fail("--track needs a track ID", status: 2) }
+        guard let value = arguments.popFirst(), let id = UInt32(value) else {
+            fail("--track needs a track ID", status: 2)
+        }
         trackIDs.append(id)
     case "--fragment":
         guard let value = arguments.popFirst(), let seconds = Double(value), seconds > 0 else {
@@ -89,7 +91,8 @@ do {
     }
     let sink = try MovieFileSink(destination: paths[1], overwrite: overwrite, sources: [input])
     var target = sink
-    try writer.finish(fragmentSeconds.map { .fragmented(seconds: $0, segmentIndex: segmentIndex) } ?? .progressive, into: &target)
+    let layout = fragmentSeconds.map { MovieWriter.Layout.fragmented(seconds: $0, segmentIndex: segmentIndex) }
+    try writer.finish(layout ?? .progressive, into: &target)
     try sink.publish()
 } catch {
     fail("\(error)", status: 1)

@@ -72,7 +72,8 @@ do {
     try writer.finish(fragmentSeconds.map { .fragmented(seconds: $0) } ?? .progressive, into: &target)
     try sink.publish()
     var stdout = StreamSink()
-    try stdout.write(Array("\(positional[0]): \(frames) silent AAC frames, \(frames * 1024) samples at 44100 Hz\n".utf8))
+    let line = "\(positional[0]): \(frames) silent AAC frames, \(frames * 1024) samples at 44100 Hz\n"
+    try stdout.write(Array(line.utf8))
 } catch {
     fail("\(error)", status: 1)
 }
