@@ -98,6 +98,51 @@ final class MovieWriterTests: XCTestCase {
         XCTAssertEqual(description.timescale, 90_000)
     }
 
+    /// The fixture's first sample entry (made by FFmpeg) without its trailing `btrt` box,
+    /// which the writer does not make: the 36 bytes of the entry, then its configuration box.
+    func fixtureEntry(_ name: String) throws -> [UInt8] {
+        let movie = try Movie(reading: MemoryByteSource(readFile(fixture(name))))
+        var entry = try XCTUnwrap(movie.tracks.first?.sampleDescriptions.entries.first?.bytes)
+        let configurationSize = Int(entry[36]) << 24 | Int(entry[37]) << 16 | Int(entry[38]) << 8 | Int(entry[39])
+        entry = Array(entry[0..<(36 + configurationSize)])
+        let size = UInt32(entry.count)
+        entry.replaceSubrange(0..<4, with: [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF),
+                                            UInt8(size & 0xFF)])
+        return entry
+    }
+
+    /// Entries built from scratch equal FFmpeg's, given the fields its encoders wrote.
+    func testEntriesFromScratchEqualFFmpegs() throws {
+        // dOps 00 02 0138 0000bb80 0000 00: version 0, 2 channels, pre-skip 312, 48 kHz input,
+        // gain 0, mapping family 0.
+        XCTAssertEqual(CodecConfiguration.opus(outputChannelCount: 2, preSkip: 312, inputSampleRate: 48_000)
+            .sampleEntry, try fixtureEntry("codec-opus.mp4"))
+        // dac3 101080: fscod 0 (48 kHz), bsid 8, bsmod 0, acmod 2 (stereo), no LFE, rate code 4.
+        XCTAssertEqual(CodecConfiguration.ac3(sampleRateCode: 0, bitStreamID: 8, bitStreamMode: 0, audioCodingMode: 2,
+                                              lfeOn: false, bitRateCode: 4, sampleRate: 48_000, channelCount: 2)
+            .sampleEntry, try fixtureEntry("codec-ac3.mp4"))
+        // FLAC and ALAC carry their configuration as opaque blocks: take them from the file.
+        let flac = try fixtureEntry("codec-flac.mp4")
+        XCTAssertEqual(CodecConfiguration.flac(metadataBlocks: Array(flac[48...]), sampleRate: 16_000, channelCount: 1,
+                                               bitsPerSample: 16).sampleEntry, flac)
+        let alac = try fixtureEntry("codec-alac.m4a")
+        XCTAssertEqual(CodecConfiguration.alac(magicCookie: Array(alac[48...]), sampleRate: 16_000, channelCount: 1,
+                                               bitDepth: 16).sampleEntry, alac)
+    }
+
+    /// A visual entry from scratch equals FFmpeg's but for the compressor name (FFmpeg
+    /// writes its encoder's) and the `pasp`/`btrt` boxes after the configuration.
+    func testVisualEntryFromScratchEqualsFFmpegs() throws {
+        let movie = try Movie(reading: MemoryByteSource(readFile(fixture("aac-h264-faststart.mp4"))))
+        let theirs = try XCTUnwrap(movie.tracks.first { $0.handlerType == .vide }?.sampleDescriptions.entries.first?.bytes)
+        let configurationSize = Int(theirs[88]) << 8 | Int(theirs[89])  // avcC's size: under 64 KiB.
+        let record = Array(theirs[94..<(86 + configurationSize)])
+        let ours = CodecConfiguration.h264(avcC: record, width: 160, height: 120).sampleEntry
+        XCTAssertEqual(ours.count, 86 + configurationSize)
+        XCTAssertEqual(Array(ours[4..<50]), Array(theirs[4..<50]), "format, reference index, size, resolution")
+        XCTAssertEqual(Array(ours[82...]), Array(theirs[82..<(86 + configurationSize)]), "depth, pre_defined, avcC")
+    }
+
     // MARK: The table builder
 
     func audioWriter(sizes: [UInt32], durations: [UInt32]? = nil) throws -> (MovieWriter, UInt32) {
