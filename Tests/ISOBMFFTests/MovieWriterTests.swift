@@ -134,7 +134,8 @@ final class MovieWriterTests: XCTestCase {
     /// writes its encoder's) and the `pasp`/`btrt` boxes after the configuration.
     func testVisualEntryFromScratchEqualsFFmpegs() throws {
         let movie = try Movie(reading: MemoryByteSource(readFile(fixture("aac-h264-faststart.mp4"))))
-        let theirs = try XCTUnwrap(movie.tracks.first { $0.handlerType == .vide }?.sampleDescriptions.entries.first?.bytes)
+        let video = try XCTUnwrap(movie.tracks.first { $0.handlerType == .vide })
+        let theirs = try XCTUnwrap(video.sampleDescriptions.entries.first?.bytes)
         let configurationSize = Int(theirs[88]) << 8 | Int(theirs[89])  // avcC's size: under 64 KiB.
         let record = Array(theirs[94..<(86 + configurationSize)])
         let ours = CodecConfiguration.h264(avcC: record, width: 160, height: 120).sampleEntry
