@@ -386,6 +386,39 @@ final class MovieWriterTests: XCTestCase {
                        "each starts with a sync sample")
     }
 
+    func testStreamedFragmentsHoldOneFragmentAtATime() throws {
+        let whole = try madeMovie()
+        // The same samples, appended a second at a time and written out after each second.
+        var writer = MovieWriter()
+        var description = TrackDescription(copying: try Movie(reading: MemoryByteSource({
+            var sink = MemoryMovieSink()
+            try whole.writer.finish(.progressive, into: &sink)
+            return sink.bytes
+        }())).tracks[0])
+        description.userData = nil
+        let video = try writer.addTrack(description)
+        let audio = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44_100,
+                                                             channelCount: 2)))
+        var sink = MemoryMovieSink()
+        var audioIndex = 0
+        for second in 0..<3 {
+            for (data, duration, offset, sync) in whole.samples[0][(25 * second)..<(25 * second + 25)] {
+                try writer.append(data, duration: duration, compositionOffset: offset, isSync: sync, to: video)
+            }
+            // Audio samples that start before the next second.
+            while audioIndex < whole.samples[1].count,
+                  audioIndex * 1024 < (second + 1) * 44_100 || second == 2 {
+                try writer.append(whole.samples[1][audioIndex].0, duration: 1024, to: audio)
+                audioIndex += 1
+            }
+            try writer.writeFragment(into: &sink)
+            XCTAssertEqual(writer.table(of: video)?.count, 0, "the written samples are forgotten")
+        }
+        XCTAssertThrowsError(try writer.addTrack(description))
+        try readBack(sink.bytes, whole, fragmented: true)
+        try checkWithFFprobe(sink.bytes, whole)
+    }
+
     /// ffprobe's packets (edit lists ignored) equal the samples appended: decode and
     /// presentation times, sizes, key flags and CRC32 of the bytes.
     func checkWithFFprobe(_ bytes: [UInt8], _ made: Made, file: StaticString = #filePath, line: UInt = #line) throws {

@@ -54,6 +54,12 @@ public struct MovieWriter: Sendable {
     private(set) var tracks: [WrittenTrack] = []
     /// Sample bytes appended in memory, referred to by ``SampleTableWriter/Location/memory``.
     private var memory: [UInt8] = []
+    /// Whether ``writeFragment(into:)`` has written the init segment.
+    private var isStreaming = false
+    /// Fragments written by ``writeFragment(into:)`` so far.
+    private var streamedFragments: UInt32 = 0
+    /// Per track, the decode time where the next streamed fragment starts.
+    private var streamedDecodeTimes: [UInt64] = []
 
     /// An empty movie with the given movie timescale.
     public init(movieTimescale: UInt32 = 1000) {
@@ -62,6 +68,10 @@ public struct MovieWriter: Sendable {
 
     /// Adds a track and returns its track ID (1, 2, … in the order added).
     public mutating func addTrack(_ description: TrackDescription) throws -> UInt32 {
+        guard !isStreaming else {
+            throw ISOBMFFError(.invalidValue, "tracks cannot be added once fragments are streamed", path: "",
+                               offset: nil)
+        }
         guard description.timescale > 0 else {
             throw ISOBMFFError(.invalidValue, "a track's timescale must not be 0", path: "", offset: nil)
         }
@@ -71,6 +81,7 @@ public struct MovieWriter: Sendable {
         }
         let id = UInt32(tracks.count + 1)
         tracks.append(WrittenTrack(description: description, trackID: id))
+        streamedDecodeTimes.append(0)
         return id
     }
 
@@ -440,7 +451,9 @@ public struct MovieWriter: Sendable {
     static let syncSampleFlags: UInt32 = 0x0200_0000
     static let nonSyncSampleFlags: UInt32 = 0x0101_0000
 
-    private func writeFragmented(seconds: Double, segmentIndex: Bool, _ emitter: inout Emitter) throws {
+    /// `ftyp` and the `moov` of a fragmented file (the init segment); `mehd` only when the
+    /// duration is known.
+    private func fragmentedHead(duration: UInt64?) -> [UInt8] {
         var head = BoxWriter()
         (fileType ?? FileTypeBox(majorBrand: "iso6", minorVersion: 0,
                                  compatibleBrands: ["iso6", .isom, "iso2", "avc1", "mp41"])).write(to: &head)
@@ -455,12 +468,62 @@ public struct MovieWriter: Sendable {
                 }
             }
             w.box(.mvex) { w in
-                MovieExtendsHeaderBox(fragmentDuration: tracks.map(presentedDuration).max() ?? 0).write(to: &w)
+                if let duration { MovieExtendsHeaderBox(fragmentDuration: duration).write(to: &w) }
                 for track in tracks { TrackExtendsBox(trackID: track.trackID).write(to: &w) }
             }
             writeMovieTail(into: &w)
         }
-        try emitter.write(head.bytes)
+        return head.bytes
+    }
+
+    /// Live streaming: writes the samples appended since the last call as one fragment
+    /// (`moof` + `mdat`), preceded on the first call by the init segment (`ftyp` and a
+    /// `moov` without `mehd`), then forgets them — their tables and any bytes appended in
+    /// memory — so memory stays bounded by one fragment however long the stream runs.
+    ///
+    /// Cut where a fragment should start (before a video sync sample). Tracks cannot be
+    /// added after the first call. Do not mix with ``finish(_:into:progress:isCancelled:)``.
+    public mutating func writeFragment(into sink: inout some MovieSink) throws {
+        if !isStreaming {
+            try sink.perform(.write(fragmentedHead(duration: nil)[...]))
+            isStreaming = true
+        }
+        guard tracks.contains(where: { $0.table.count > 0 }) else { return }
+        guard streamedFragments < UInt32.max else {
+            throw ISOBMFFError(.limitExceeded, "more than 2^32 - 1 fragments", path: "moof", offset: nil)
+        }
+        streamedFragments += 1
+        var runs = Array(repeating: FragmentRun(), count: tracks.count)
+        for index in tracks.indices {
+            var cursor = tracks[index].table.makeCursor()
+            while let entry = cursor.peek() {
+                // Decode times continue from the fragments already written (< 2^64: the sum of
+                // every appended duration, each track's checked when appended).
+                runs[index].add(entry, decodeTime: streamedDecodeTimes[index] &+ cursor.decodeTime)
+                _ = cursor.next()
+            }
+        }
+        let (moof, payload) = try fragmentBox(streamedFragments, runs)
+        try withoutActuallyEscaping({ (operation: MuxOperation, _: Bool) in try sink.perform(operation) }) { body in
+            var emitter = Emitter(memory: memory, body: body)
+            try emitter.write(moof)
+            try emitter.write(MediaDataHeader.bytes(payloadSize: payload))
+            for (index, run) in runs.enumerated() where !run.sizes.isEmpty {
+                var locations = SampleTableWriter.LocationCursor(tracks[index].table)
+                try locations.take(run.byteCount) { try emitter.samples($0) }
+            }
+            try emitter.flush()
+        }
+        for index in tracks.indices {
+            let (sum, overflow) = streamedDecodeTimes[index].addingReportingOverflow(tracks[index].table.duration)
+            streamedDecodeTimes[index] = overflow ? UInt64.max : sum
+            tracks[index].table = SampleTableWriter()
+        }
+        memory = []
+    }
+
+    private func writeFragmented(seconds: Double, segmentIndex: Bool, _ emitter: inout Emitter) throws {
+        try emitter.write(fragmentedHead(duration: tracks.map(presentedDuration).max() ?? 0))
 
         let leader = tracks.firstIndex { $0.description.handler.handlerType == .vide } ?? 0
         if segmentIndex, tracks.indices.contains(leader) {
