@@ -23,10 +23,9 @@ public struct ExtractionProgress: Sendable, Equatable {
 /// Copies a track's samples from the input to the output in sample order.
 ///
 /// Chunks that follow each other in the input are read as one range; other tracks' bytes
-/// (the video) are never read. Small ranges (an interleaved file has one per audio chunk,
-/// a few hundred bytes each) are gathered with `pread` into one buffer that is written out
-/// when full, so the output sees a few large writes; ranges of a MiB or more go from file
-/// to file in the kernel (`copy_file_range`) where source and sink allow it.
+/// (the video) are never read. The copying itself is ``RangeCopier``'s, shared with the
+/// writer's file sink: small ranges gathered into one buffer, large ones copied in the
+/// kernel.
 ///
 /// A second walk over the ranges runs ahead of the copy and tells the kernel what comes
 /// next (`posix_fadvise(WILLNEED)`), merging ranges separated by small gaps into one
@@ -42,59 +41,26 @@ struct SampleCopier {
     static let prefetchGap: UInt64 = 256 << 10
     /// The largest span one advice covers.
     static let prefetchSpan: UInt64 = 8 << 20
-    /// Ranges at least this large are copied in the kernel when possible.
-    static let kernelCopyThreshold: UInt64 = 1 << 20
 
     func copy(_ table: SampleTable, from source: some ByteSource, to sink: inout some ByteSink) throws {
-        // Options may hold any value: never a buffer too small to make progress.
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bufferSize, 64 << 10), alignment: 4096)
-        defer { buffer.deallocate() }
+        var copier = RangeCopier(bufferSize: bufferSize)
+        defer { copier.deallocate() }
         let file = source as? InputFile
-        var kernelCopy = file != nil && sink is OutputFile
         var ranges = RangeIterator(table.makeChunkIterator())
         var prefetch = Prefetcher(ranges: RangeIterator(table.makeChunkIterator()))
-        var fill = 0
         var state = ExtractionProgress(bytesDone: 0, bytesTotal: table.totalSampleBytes, samplesDone: 0,
                                        samplesTotal: table.sampleCount)
-        func flush() throws {
-            guard fill > 0 else { return }
-            try sink.write(UnsafeRawBufferPointer(rebasing: buffer[0..<fill]))
-            fill = 0
-        }
         while let (range, samples) = ranges.next() {
             if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
             if let file { prefetch.advise(file, upTo: state.bytesDone + Self.prefetchWindow) }
-            var offset = range.lowerBound
-            if kernelCopy, range.upperBound - offset >= Self.kernelCopyThreshold, let file,
-               let output = sink as? OutputFile {
-                try flush()
-                while offset < range.upperBound {
-                    if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
-                    let count = Int(min(UInt64(buffer.count), range.upperBound - offset))
-                    guard let copied = try output.copy(from: file, at: offset, count: count) else {
-                        kernelCopy = false
-                        break
-                    }
-                    offset += UInt64(copied)
-                    state.bytesDone += UInt64(copied)
-                    progress?(state)
-                }
-            }
-            while offset < range.upperBound {
-                if fill == buffer.count {
-                    try flush()
-                    if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
-                }
-                let count = Int(min(UInt64(buffer.count - fill), range.upperBound - offset))
-                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[fill..<(fill + count)]), at: offset)
-                fill += count
-                offset += UInt64(count)
-                state.bytesDone += UInt64(count)
+            try copier.copy(range, from: source, to: &sink, isCancelled: isCancelled) { count, inKernel in
+                state.bytesDone += count
+                if inKernel { progress?(state) }
             }
             state.samplesDone += samples
             progress?(state)
         }
-        try flush()
+        try copier.flush(to: &sink)
     }
 }
 

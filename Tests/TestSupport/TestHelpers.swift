@@ -45,3 +45,12 @@ public func assertThrows<T>(_ code: ISOBMFFError.Code, _ body: @autoclosure () t
         XCTFail("expected ISOBMFFError \(code), got \(error)", file: file, line: line)
     }
 }
+
+/// Thrown when a test needs an oracle tool (ffprobe, GStreamer, /usr/bin/time) that is not
+/// installed. A missing oracle fails the test: a skipped check must never count as a pass
+/// (`.ci/run` installs every tool the tests use).
+public struct MissingOracle: Error, CustomStringConvertible {
+    public let tool: String
+    public init(_ tool: String) { self.tool = tool }
+    public var description: String { "\(tool) is not installed; the test needs it as an oracle (.ci/run installs it)" }
+}

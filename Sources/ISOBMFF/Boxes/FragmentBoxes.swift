@@ -268,3 +268,61 @@ public struct TrackRunBox: Box {
         }
     }
 }
+
+/// `mehd`: the duration of a fragmented movie, fragments included (ISO/IEC 14496-12 § 8.8.2),
+/// in the movie timescale. Optional; players use it to show a length before reading every
+/// fragment.
+public struct MovieExtendsHeaderBox: Box {
+    public static let type: FourCC = "mehd"
+    /// 0 for a 32-bit duration, 1 for 64-bit; ``write(to:)`` moves to 1 when the value needs it.
+    public var version: UInt8
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
+    public var flags: UInt32 = 0
+    /// The whole movie's duration in the movie timescale.
+    public var fragmentDuration: UInt64
+
+    /// A header of the smallest version that holds `fragmentDuration`.
+    public init(fragmentDuration: UInt64) {
+        version = versionFor(fragmentDuration)
+        self.fragmentDuration = fragmentDuration
+    }
+
+    public init(parsing payload: inout ByteReader) throws {
+        (version, flags) = try payload.readVersionAndFlags()
+        try payload.check(version: version, in: 0...1)
+        fragmentDuration = version == 1 ? try payload.readUInt64() : UInt64(try payload.readUInt32())
+    }
+
+    public func write(to writer: inout BoxWriter) {
+        let version = max(version, versionFor(fragmentDuration))
+        writer.fullBox(Self.type, version: version, flags: flags) { w in
+            if version == 1 { w.write(fragmentDuration) } else { w.write(UInt32(truncatingIfNeeded: fragmentDuration)) }
+        }
+    }
+}
+
+/// `mfhd`: the sequence number of a movie fragment (ISO/IEC 14496-12 § 8.8.5), counting
+/// from 1 in file order.
+public struct MovieFragmentHeaderBox: Box {
+    public static let type: FourCC = "mfhd"
+    /// The full-box version as read (only 0 is defined), kept so the box is written back unchanged.
+    public var version: UInt8 = 0
+    /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
+    public var flags: UInt32 = 0
+    /// The fragment's number: 1 for the first, increasing.
+    public var sequenceNumber: UInt32
+
+    /// The header of fragment number `sequenceNumber`.
+    public init(sequenceNumber: UInt32) {
+        self.sequenceNumber = sequenceNumber
+    }
+
+    public init(parsing payload: inout ByteReader) throws {
+        (version, flags) = try payload.readVersionAndFlags()
+        sequenceNumber = try payload.readUInt32()
+    }
+
+    public func write(to writer: inout BoxWriter) {
+        writer.fullBox(Self.type, version: version, flags: flags) { w in w.write(sequenceNumber) }
+    }
+}

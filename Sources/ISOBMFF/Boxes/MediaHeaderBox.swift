@@ -22,6 +22,29 @@ public struct MediaHeaderBox: Box {
     /// `pre_defined` in ISO; the QuickTime "quality" field.
     public var quality: UInt16
 
+    /// A header for new media: no creation or modification time, the smallest version that
+    /// holds `duration`, and `language` packed from three lowercase ISO 639-2/T letters
+    /// (`und` when it is not three such letters).
+    public init(timescale: UInt32, duration: UInt64, language: String = "und") {
+        version = versionFor(duration)
+        flags = 0
+        creationTime = 0
+        modificationTime = 0
+        self.timescale = timescale
+        self.duration = duration
+        self.language = Self.packedLanguage(language) ?? 0x55C4
+        quality = 0
+    }
+
+    /// Three lowercase letters packed as § 8.4.2.3 stores them (5 bits each, minus 0x60);
+    /// nil for anything else.
+    public static func packedLanguage(_ code: String) -> UInt16? {
+        let letters = Array(code.utf8)
+        guard letters.count == 3, letters.allSatisfy({ $0 >= 0x61 && $0 <= 0x7A }) else { return nil }
+        // Each letter is 0x61...0x7A, so each term is 1...26 and the sum fits 15 bits.
+        return letters.reduce(UInt16(0)) { $0 << 5 | UInt16($1 - 0x60) }
+    }
+
     public init(parsing payload: inout ByteReader) throws {
         (version, flags) = try payload.readVersionAndFlags()
         try payload.check(version: version, in: 0...1)

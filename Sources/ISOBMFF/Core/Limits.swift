@@ -45,6 +45,11 @@ public enum Limits {
     /// 1024 samples, AC-3 1536, FLAC at most 65535, 8.2 s at 8 kHz). A clip whose timing
     /// claims more cannot be placed on a timeline without decoding it.
     public static let maximumAudioPacketSeconds: UInt64 = 10
+
+    /// The most sample bytes ``MovieWriter`` puts in one fragment: a `trun` addresses its
+    /// data with a signed 32-bit offset from the `moof`, so a fragment must stay below 2 GiB;
+    /// a fragment reaching this is cut early, even between sync samples.
+    public static let maximumFragmentPayload: UInt64 = 1 << 30
 }
 
 extension Limits {

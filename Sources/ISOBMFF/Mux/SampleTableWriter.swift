@@ -1,0 +1,215 @@
+/// The samples appended to one written track, kept as the compressed tables they become:
+/// the one table builder of the package (`stts`, `ctts`, `stss`, `stsz`, `stsc`,
+/// `stco`/`co64`; ISO/IEC 14496-12 § 8.6–8.7).
+///
+/// Memory follows the tables, not the sample count: timing, composition offsets and
+/// description indexes are run-length coded as they are appended; sizes take 4 bytes a
+/// sample only once they vary (as `stsz` itself); sync samples take 4 bytes each only
+/// once a non-sync sample appears; where the bytes come from is kept as contiguous runs.
+public struct SampleTableWriter: Sendable {
+    /// Where a run of sample bytes comes from: a source (by index) and a range in it.
+    struct Location: Sendable, Equatable {
+        /// Index of the caller's source; ``memory`` for bytes appended in memory.
+        var source: Int
+        var offset: UInt64
+        var length: UInt64
+        static let memory = -1
+    }
+
+    /// `stts` runs: consecutive samples of one duration.
+    public private(set) var timeToSample: [TimeToSampleBox.Entry] = []
+    /// `ctts` runs as signed offsets; empty while every offset is 0.
+    private(set) var compositionRuns: [(count: UInt32, offset: Int64)] = []
+    /// 1-based numbers of the sync samples, kept only once a non-sync sample appeared.
+    public private(set) var syncSampleNumbers: [UInt32] = []
+    /// Whether every sample so far is a sync sample (then `stss` is omitted).
+    public private(set) var isAllSync = true
+    /// The size shared by every sample so far; nil once sizes vary (``sampleSizes`` holds them).
+    public private(set) var constantSize: UInt32?
+    /// Every sample's size, kept only once sizes vary.
+    public private(set) var sampleSizes: [UInt32] = []
+    /// Runs of consecutive samples of one `stsd` entry: (count, 1-based entry index).
+    private(set) var descriptionRuns: [(count: UInt32, index: UInt32)] = []
+    /// Where the sample bytes come from, in sample order, contiguous runs merged.
+    private(set) var locations: [Location] = []
+    /// The number of samples appended.
+    public private(set) var count = 0
+    /// The sum of the sample sizes.
+    public private(set) var totalBytes: UInt64 = 0
+    /// The sum of the sample durations: the media duration, in the track's timescale.
+    public private(set) var duration: UInt64 = 0
+
+    /// An empty table; ``MovieWriter`` fills it as samples are appended.
+    init() {}
+
+    /// Appends one sample whose `size` bytes are at `offset` in the source numbered
+    /// `source` (an index the caller gives the sink), or in the writer's memory when
+    /// `source` is ``Location/memory``.
+    mutating func append(size: UInt32, duration sampleDuration: UInt32, compositionOffset: Int64, isSync: Bool,
+                         descriptionIndex: UInt32, source: Int, offset: UInt64) throws {
+        guard count < Limits.maximumSampleCount else {
+            throw ISOBMFFError(.limitExceeded, "more than \(Limits.maximumSampleCount) samples in one track",
+                               path: "", offset: nil)
+        }
+        let bytesOverflow = offset.addingReportingOverflow(UInt64(size)).overflow
+        let (newDuration, durationOverflow) = duration.addingReportingOverflow(UInt64(sampleDuration))
+        guard !bytesOverflow, !durationOverflow else {
+            throw ISOBMFFError(.invalidValue, "sample \(count + 1) ends past 2^64 bytes or ticks", path: "",
+                               offset: nil)
+        }
+        // Timing: extend the last run or start one (a run holds at most 2^32 - 1 samples).
+        if let last = timeToSample.last, last.sampleDelta == sampleDuration, last.sampleCount < UInt32.max {
+            timeToSample[timeToSample.count - 1].sampleCount += 1
+        } else {
+            timeToSample.append(.init(sampleCount: 1, sampleDelta: sampleDuration))
+        }
+        // Composition offsets: nothing stored while all are 0.
+        if compositionOffset != 0 && compositionRuns.isEmpty && count > 0 {
+            var left = count  // Earlier samples all had offset 0: runs of at most 2^32 - 1.
+            while left > 0 {
+                let run = min(left, Int(UInt32.max))
+                compositionRuns.append((UInt32(run), 0))
+                left -= run
+            }
+        }
+        if compositionOffset != 0 || !compositionRuns.isEmpty {
+            if let last = compositionRuns.last, last.offset == compositionOffset, last.count < UInt32.max {
+                compositionRuns[compositionRuns.count - 1].count += 1
+            } else {
+                compositionRuns.append((1, compositionOffset))
+            }
+        }
+        // Sync samples: numbered from 1; count < 2^30 (checked above), so the number fits.
+        let number = UInt32(count + 1)
+        if !isSync && isAllSync {
+            isAllSync = false
+            syncSampleNumbers = Array(1..<number)
+        } else if isSync && !isAllSync {
+            syncSampleNumbers.append(number)
+        }
+        // Sizes: constant until one differs.
+        if count == 0 {
+            constantSize = size
+        } else if let constant = constantSize, constant != size {
+            sampleSizes = Array(repeating: constant, count: count)
+            constantSize = nil
+        }
+        if constantSize == nil { sampleSizes.append(size) }
+        if let last = descriptionRuns.last, last.index == descriptionIndex, last.count < UInt32.max {
+            descriptionRuns[descriptionRuns.count - 1].count += 1
+        } else {
+            descriptionRuns.append((1, descriptionIndex))
+        }
+        if size > 0 {
+            if let last = locations.last, last.source == source, last.offset &+ last.length == offset {
+                locations[locations.count - 1].length += UInt64(size)
+            } else {
+                locations.append(Location(source: source, offset: offset, length: UInt64(size)))
+            }
+        }
+        count += 1
+        totalBytes += UInt64(size)  // Below count × 2^32 < 2^62.
+        duration = newDuration
+    }
+
+    /// The `ctts` box, or nil when every offset is 0. Version 1 (signed) when an offset is
+    /// negative, else version 0.
+    public var compositionOffsetBox: CompositionOffsetBox? {
+        guard !compositionRuns.isEmpty else { return nil }
+        let negative = compositionRuns.contains { $0.offset < 0 }
+        return CompositionOffsetBox(version: negative ? 1 : 0, entries: compositionRuns.map {
+            .init(sampleCount: $0.count, sampleOffset: UInt32(truncatingIfNeeded: $0.offset))
+        })
+    }
+
+    /// The `stss` box, or nil when every sample is a sync sample.
+    public var syncSampleBox: SyncSampleBox? {
+        isAllSync ? nil : SyncSampleBox(sampleNumbers: syncSampleNumbers)
+    }
+
+    /// The `stsz` box: a constant size when all sizes are equal.
+    public var sampleSizeBox: SampleSizeBox {
+        if let constantSize { return SampleSizeBox(constantSize: constantSize, sampleCount: UInt32(count)) }
+        return SampleSizeBox(sizes: sampleSizes)
+    }
+
+    /// Walks the samples in order.
+    func makeCursor() -> Cursor { Cursor(table: self) }
+
+    /// One sample as the cursor yields it.
+    struct Entry {
+        var size: UInt32
+        var duration: UInt32
+        var compositionOffset: Int64
+        var isSync: Bool
+        var descriptionIndex: UInt32
+    }
+
+    /// A walk over the runs: O(1) a sample, no per-sample storage.
+    struct Cursor {
+        let table: SampleTableWriter
+        private(set) var index = 0
+        private(set) var decodeTime: UInt64 = 0
+        private var timing = (run: 0, used: UInt32(0))
+        private var composition = (run: 0, used: UInt32(0))
+        private var description = (run: 0, used: UInt32(0))
+        private var nextSync = 0
+
+        init(table: SampleTableWriter) { self.table = table }
+
+        /// The next sample, without moving.
+        func peek() -> Entry? {
+            guard index < table.count else { return nil }
+            let offset = table.compositionRuns.isEmpty ? 0 : table.compositionRuns[composition.run].offset
+            let isSync = table.isAllSync
+                || (nextSync < table.syncSampleNumbers.count && Int(table.syncSampleNumbers[nextSync]) == index + 1)
+            return Entry(size: table.constantSize ?? table.sampleSizes[index],
+                         duration: table.timeToSample[timing.run].sampleDelta, compositionOffset: offset,
+                         isSync: isSync, descriptionIndex: table.descriptionRuns[description.run].index)
+        }
+
+        /// The next sample, moving past it.
+        mutating func next() -> Entry? {
+            guard let entry = peek() else { return nil }
+            index += 1
+            decodeTime += UInt64(entry.duration)  // Below the table's duration, checked on append.
+            timing.used += 1
+            if timing.used == table.timeToSample[timing.run].sampleCount { timing = (timing.run + 1, 0) }
+            if !table.compositionRuns.isEmpty {
+                composition.used += 1
+                if composition.used == table.compositionRuns[composition.run].count {
+                    composition = (composition.run + 1, 0)
+                }
+            }
+            description.used += 1
+            if description.used == table.descriptionRuns[description.run].count {
+                description = (description.run + 1, 0)
+            }
+            if !table.isAllSync, entry.isSync { nextSync += 1 }
+            return entry
+        }
+    }
+
+    /// Maps the track's sample bytes, concatenated in sample order, back to the sources:
+    /// successive calls must ask for successive ranges.
+    struct LocationCursor {
+        let locations: [Location]
+        private var run = 0
+        private var used: UInt64 = 0
+
+        init(_ table: SampleTableWriter) { locations = table.locations }
+
+        /// Calls `body` with the source pieces of the next `count` bytes.
+        mutating func take(_ count: UInt64, _ body: (Location) throws -> Void) rethrows {
+            var left = count
+            while left > 0, run < locations.count {
+                let location = locations[run]
+                let piece = min(left, location.length - used)
+                try body(Location(source: location.source, offset: location.offset + used, length: piece))
+                used += piece
+                left -= piece
+                if used == location.length { (run, used) = (run + 1, 0) }
+            }
+        }
+    }
+}

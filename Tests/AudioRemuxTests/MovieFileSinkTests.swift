@@ -1,0 +1,66 @@
+import AudioRemux
+import ISOBMFF
+import TestSupport
+import XCTest
+
+/// The file sink performs the writer's operations exactly as the in-memory sink does, on
+/// both of its paths: small pieces gathered with pread, large copies in the kernel.
+final class MovieFileSinkTests: XCTestCase {
+    let directory = TemporaryDirectory()
+
+    override func tearDown() {
+        directory.remove()
+    }
+
+    func testFileSinkWritesWhatTheMemorySinkWrites() throws {
+        // A source of 5 MiB of varied bytes; samples of 1.5 MiB (kernel copies) and of a few
+        // hundred bytes (gathered), in an order that makes copies jump around the source.
+        var generator = SystemRandomNumberGenerator()
+        let data = (0..<(5 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let sourcePath = directory.write("source.bin", data)
+        var writer = MovieWriter()
+        let video = try writer.addTrack(TrackDescription(.h264(avcC: [1], width: 16, height: 16)))
+        let audio = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44_100,
+                                                             channelCount: 2)))
+        for (index, offset) in [3 << 20, 0, 1 << 20].enumerated() {
+            try writer.append(Sample(offset: UInt64(offset), size: 3 << 19, decodeTime: 0, duration: 90_000,
+                                     isSync: index == 0), from: 0, to: video)
+        }
+        for index in 0..<200 {
+            try writer.append(Sample(offset: UInt64(4_800_000 + index * 997), size: 300 + UInt32(index % 5),
+                                     decodeTime: 0, duration: 1024), from: 0, to: audio)
+        }
+        try writer.append([1, 2, 3], duration: 1024, to: audio)
+        for layout in [MovieWriter.Layout.progressive, .fragmented(seconds: 1, segmentIndex: true)] {
+            var memory = MemoryMovieSink(sources: [MemoryByteSource(data)])
+            try writer.finish(layout, into: &memory)
+            let output = directory.file("out.mp4")
+            let sink = try MovieFileSink(destination: output, overwrite: true, sources: [InputFile(path: sourcePath)],
+                                         bufferSize: 64 << 10)
+            var target = sink
+            var reports: [MuxProgress] = []
+            try writer.finish(layout, into: &target, progress: { reports.append($0) })
+            try sink.publish()
+            let written = readFile(output)
+            XCTAssertEqual(written.count, memory.bytes.count, "\(layout)")
+            XCTAssertTrue(written == memory.bytes, "\(layout): the file differs from the in-memory output")
+            XCTAssertEqual(reports.last?.bytesDone, UInt64(written.count))
+            XCTAssertEqual(reports.last?.sampleBytesDone, reports.last?.sampleBytesTotal)
+        }
+        XCTAssertEqual(directory.contents, ["out.mp4", "source.bin"], "no temporary file left")
+    }
+
+    func testCopyPastTheSourceEndIsAnError() throws {
+        let sourcePath = directory.write("short.bin", [UInt8](repeating: 7, count: 100))
+        var writer = MovieWriter()
+        let track = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44_100,
+                                                             channelCount: 2)))
+        try writer.append(Sample(offset: 50, size: 100, decodeTime: 0, duration: 1024), from: 0, to: track)
+        let sink = try MovieFileSink(destination: directory.file("out.mp4"), overwrite: false,
+                                     sources: [InputFile(path: sourcePath)])
+        var target = sink
+        XCTAssertThrowsError(try writer.finish(.progressive, into: &target)) { error in
+            XCTAssertEqual((error as? RemuxError)?.code, .ioError)
+        }
+    }
+}

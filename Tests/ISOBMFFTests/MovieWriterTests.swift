@@ -1,0 +1,495 @@
+import Foundation
+import ISOBMFF
+import TestSupport
+import XCTest
+
+/// The writer: its new boxes byte for byte, the table builder, the interleaver's work, the
+/// layouts, and its output read back by our parser and by ffprobe.
+final class MovieWriterTests: XCTestCase {
+    // MARK: Boxes
+
+    func roundTrip<B: Box>(_ type: B.Type, _ hex: String, file: StaticString = #filePath,
+                           line: UInt = #line) throws -> B {
+        let bytes = hexBytes(hex)
+        var reader = ByteReader(Array(bytes.dropFirst(8)), fileOffset: 8, path: "")
+        let box = try B(parsing: &reader)
+        XCTAssertEqual(box.serialized, bytes, "\(B.type) did not round-trip", file: file, line: line)
+        return box
+    }
+
+    func testVideoMediaHeader() throws {
+        let box = try roundTrip(VideoMediaHeaderBox.self, """
+            00000014 766d6864 00000001 | size 20, 'vmhd', v0, flags 1
+            0000 | graphics mode: copy
+            0000 0000 0000 | opcolor
+            """)
+        XCTAssertEqual(box, VideoMediaHeaderBox())
+    }
+
+    func testMovieExtendsHeaderBothVersions() throws {
+        let v0 = try roundTrip(MovieExtendsHeaderBox.self, """
+            00000010 6d656864 00000000 | size 16, 'mehd', v0
+            00000bb8 | fragment duration 3000
+            """)
+        XCTAssertEqual(v0, MovieExtendsHeaderBox(fragmentDuration: 3000))
+        let v1 = try roundTrip(MovieExtendsHeaderBox.self, """
+            00000014 6d656864 01000000 | size 20, 'mehd', v1
+            0000000100000000 | fragment duration 2^32
+            """)
+        XCTAssertEqual(v1, MovieExtendsHeaderBox(fragmentDuration: 1 << 32))
+    }
+
+    func testMovieFragmentHeader() throws {
+        let box = try roundTrip(MovieFragmentHeaderBox.self, """
+            00000010 6d666864 00000000 | size 16, 'mfhd', v0
+            00000007 | sequence number 7
+            """)
+        XCTAssertEqual(box, MovieFragmentHeaderBox(sequenceNumber: 7))
+    }
+
+    func testMediaHeaderBuiltFromScratch() throws {
+        let built = MediaHeaderBox(timescale: 44_100, duration: 88_200, language: "eng")
+        let parsed = try roundTrip(MediaHeaderBox.self, """
+            00000020 6d646864 00000000 | size 32, 'mdhd', v0
+            00000000 00000000 | creation, modification: unknown
+            0000ac44 00015888 | timescale 44100, duration 88200
+            15c7 0000 | language 'eng' (00101 01110 00111), quality
+            """)
+        XCTAssertEqual(built, parsed)
+        XCTAssertEqual(MediaHeaderBox(timescale: 1, duration: 1 << 33).version, 1)
+        XCTAssertEqual(MediaHeaderBox(timescale: 1, duration: 0, language: "EN").language, 0x55C4, "und")
+    }
+
+    // MARK: Codec configurations
+
+    func testAACEntryCarriesTheAudioSpecificConfig() throws {
+        let entry = CodecConfiguration.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44_100, channelCount: 2)
+            .sampleEntry
+        let parsed = try AudioSampleEntry(parsing: .init(format: .mp4a, bytes: entry), quickTimeLayout: false)
+        XCTAssertEqual(parsed.format, .mp4a)
+        XCTAssertEqual(parsed.channelCount, 2)
+        XCTAssertEqual(parsed.sampleRate, 44_100 << 16)
+        XCTAssertEqual(parsed.elementaryStreamDescriptor?.objectTypeIndication, 0x40)
+        XCTAssertEqual(parsed.elementaryStreamDescriptor?.streamType, 5)
+        XCTAssertEqual(parsed.elementaryStreamDescriptor?.decoderSpecificInfo, [0x12, 0x10])
+    }
+
+    func testAC3Configuration() throws {
+        let entry = CodecConfiguration.ac3(sampleRateCode: 0, bitStreamID: 8, bitStreamMode: 0, audioCodingMode: 7,
+                                           lfeOn: true, bitRateCode: 14, sampleRate: 48_000, channelCount: 6)
+            .sampleEntry
+        let parsed = try AudioSampleEntry(parsing: .init(format: "ac-3", bytes: entry), quickTimeLayout: false)
+        XCTAssertEqual(parsed.configurationBox("dac3"), hexBytes("""
+            0000000b 64616333 | size 11, 'dac3'
+            103dc0 | fscod 0, bsid 8, bsmod 0, acmod 7, lfeon 1, bit_rate_code 14, reserved
+            """))
+    }
+
+    func testVisualEntryLayout() throws {
+        let record: [UInt8] = [1, 0x64, 0, 0x1F, 0xFF]
+        let entry = CodecConfiguration.h264(avcC: record, width: 1920, height: 1080).sampleEntry
+        XCTAssertEqual(entry.count, 86 + 8 + record.count)
+        XCTAssertEqual(Array(entry[4..<8]), Array("avc1".utf8))
+        XCTAssertEqual(Array(entry[32..<36]), [0x07, 0x80, 0x04, 0x38], "width 1920, height 1080")
+        XCTAssertEqual(Array(entry[86..<94]), [0, 0, 0, 13] + Array("avcC".utf8))
+        let description = TrackDescription(.h264(avcC: record, width: 1920, height: 1080))
+        XCTAssertEqual(description.handler.handlerType, .vide)
+        XCTAssertEqual(description.width, 1920 << 16)
+        XCTAssertEqual(description.timescale, 90_000)
+    }
+
+    /// The fixture's first sample entry (made by FFmpeg) without its trailing `btrt` box,
+    /// which the writer does not make: the 36 bytes of the entry, then its configuration box.
+    func fixtureEntry(_ name: String) throws -> [UInt8] {
+        let movie = try Movie(reading: MemoryByteSource(readFile(fixture(name))))
+        var entry = try XCTUnwrap(movie.tracks.first?.sampleDescriptions.entries.first?.bytes)
+        let configurationSize = Int(entry[36]) << 24 | Int(entry[37]) << 16 | Int(entry[38]) << 8 | Int(entry[39])
+        entry = Array(entry[0..<(36 + configurationSize)])
+        let size = UInt32(entry.count)
+        entry.replaceSubrange(0..<4, with: [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF),
+                                            UInt8(size & 0xFF)])
+        return entry
+    }
+
+    /// Entries built from scratch equal FFmpeg's, given the fields its encoders wrote.
+    func testEntriesFromScratchEqualFFmpegs() throws {
+        // dOps 00 02 0138 0000bb80 0000 00: version 0, 2 channels, pre-skip 312, 48 kHz input,
+        // gain 0, mapping family 0.
+        XCTAssertEqual(CodecConfiguration.opus(outputChannelCount: 2, preSkip: 312, inputSampleRate: 48_000)
+            .sampleEntry, try fixtureEntry("codec-opus.mp4"))
+        // dac3 101080: fscod 0 (48 kHz), bsid 8, bsmod 0, acmod 2 (stereo), no LFE, rate code 4.
+        XCTAssertEqual(CodecConfiguration.ac3(sampleRateCode: 0, bitStreamID: 8, bitStreamMode: 0, audioCodingMode: 2,
+                                              lfeOn: false, bitRateCode: 4, sampleRate: 48_000, channelCount: 2)
+            .sampleEntry, try fixtureEntry("codec-ac3.mp4"))
+        // FLAC and ALAC carry their configuration as opaque blocks: take them from the file.
+        let flac = try fixtureEntry("codec-flac.mp4")
+        XCTAssertEqual(CodecConfiguration.flac(metadataBlocks: Array(flac[48...]), sampleRate: 16_000, channelCount: 1,
+                                               bitsPerSample: 16).sampleEntry, flac)
+        let alac = try fixtureEntry("codec-alac.m4a")
+        XCTAssertEqual(CodecConfiguration.alac(magicCookie: Array(alac[48...]), sampleRate: 16_000, channelCount: 1,
+                                               bitDepth: 16).sampleEntry, alac)
+    }
+
+    /// A visual entry from scratch equals FFmpeg's but for the compressor name (FFmpeg
+    /// writes its encoder's) and the `pasp`/`btrt` boxes after the configuration.
+    func testVisualEntryFromScratchEqualsFFmpegs() throws {
+        let movie = try Movie(reading: MemoryByteSource(readFile(fixture("aac-h264-faststart.mp4"))))
+        let video = try XCTUnwrap(movie.tracks.first { $0.handlerType == .vide })
+        let theirs = try XCTUnwrap(video.sampleDescriptions.entries.first?.bytes)
+        let configurationSize = Int(theirs[88]) << 8 | Int(theirs[89])  // avcC's size: under 64 KiB.
+        let record = Array(theirs[94..<(86 + configurationSize)])
+        let ours = CodecConfiguration.h264(avcC: record, width: 160, height: 120).sampleEntry
+        XCTAssertEqual(ours.count, 86 + configurationSize)
+        XCTAssertEqual(Array(ours[4..<50]), Array(theirs[4..<50]), "format, reference index, size, resolution")
+        XCTAssertEqual(Array(ours[82...]), Array(theirs[82..<(86 + configurationSize)]), "depth, pre_defined, avcC")
+    }
+
+    // MARK: The table builder
+
+    func audioWriter(sizes: [UInt32], durations: [UInt32]? = nil) throws -> (MovieWriter, UInt32) {
+        var writer = MovieWriter()
+        let track = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44_100,
+                                                             channelCount: 2)))
+        var offset: UInt64 = 1000
+        for (index, size) in sizes.enumerated() {
+            try writer.append(Sample(offset: offset, size: size, decodeTime: 0, duration: durations?[index] ?? 1024),
+                              from: 0, to: track)
+            offset += UInt64(size)
+        }
+        return (writer, track)
+    }
+
+    func testTimingIsRunLengthCoded() throws {
+        let (writer, track) = try audioWriter(sizes: [5, 5, 5, 5], durations: [1024, 1024, 1024, 512])
+        let table = try XCTUnwrap(writer.table(of: track))
+        XCTAssertEqual(table.timeToSample, [.init(sampleCount: 3, sampleDelta: 1024),
+                                            .init(sampleCount: 1, sampleDelta: 512)])
+        XCTAssertEqual(table.duration, 3584)
+        XCTAssertNil(table.compositionOffsetBox)
+        XCTAssertNil(table.syncSampleBox, "all sync: no stss")
+        XCTAssertEqual(table.sampleSizeBox, SampleSizeBox(constantSize: 5, sampleCount: 4))
+        XCTAssertTrue(table.sampleSizes.isEmpty, "constant sizes take no memory per sample")
+    }
+
+    func testVaryingSizesAndSyncSamples() throws {
+        var writer = MovieWriter()
+        let track = try writer.addTrack(TrackDescription(.h264(avcC: [1], width: 16, height: 16)))
+        let flags = [true, false, false, true, false]
+        let offsets: [Int64] = [0, 0, 2, -1, -1]
+        for index in 0..<5 {
+            try writer.append([UInt8](repeating: 7, count: index == 2 ? 9 : 4), duration: 3000,
+                              compositionOffset: offsets[index], isSync: flags[index], to: track)
+        }
+        let table = try XCTUnwrap(writer.table(of: track))
+        XCTAssertEqual(table.syncSampleBox?.sampleNumbers, [1, 4])
+        XCTAssertEqual(table.sampleSizeBox, SampleSizeBox(sizes: [4, 4, 9, 4, 4]))
+        let ctts = try XCTUnwrap(table.compositionOffsetBox)
+        XCTAssertEqual(ctts.version, 1, "a negative offset needs the signed version")
+        XCTAssertEqual(ctts.entries, [.init(sampleCount: 2, sampleOffset: 0), .init(sampleCount: 1, sampleOffset: 2),
+                                      .init(sampleCount: 2, sampleOffset: UInt32(bitPattern: -1))])
+    }
+
+    func testContiguousSourceRangesBecomeOneCopy() throws {
+        let (writer, _) = try audioWriter(sizes: Array(repeating: 100, count: 50))
+        var operations: [MuxOperation] = []
+        try writer.forEachOperation(.progressive) { operation, _ in operations.append(operation) }
+        let copies = operations.filter { if case .copy = $0 { true } else { false } }
+        XCTAssertEqual(copies, [.copy(source: 0, offset: 1000, count: 5000)])
+    }
+
+    func testStscIsRunLengthCoded() throws {
+        // 0.5 s chunks of 1024-sample frames at 44.1 kHz: 22 samples each (22 × 1024 ≥ 22050).
+        let (writer, _) = try audioWriter(sizes: Array(repeating: 10, count: 100))
+        var sink = MemoryMovieSink(sources: [MemoryByteSource([UInt8](repeating: 1, count: 2000))])
+        try writer.finish(.progressive, into: &sink)
+        let movie = try Movie(reading: MemoryByteSource(sink.bytes))
+        let boxes = try movie.tracks[0].sampleTable()
+        XCTAssertEqual(boxes.sampleToChunk.entries, [
+            .init(firstChunk: 1, samplesPerChunk: 22, sampleDescriptionIndex: 1),
+            .init(firstChunk: 5, samplesPerChunk: 12, sampleDescriptionIndex: 1),
+        ])
+        XCTAssertEqual(boxes.chunkOffsets.offsets.count, 5)
+    }
+
+    func testLargeOffsetsPastFourGiBArePlannedNotWritten() throws {
+        let small = try audioWriter(sizes: [1 << 20, 1 << 20]).0.progressiveLayout()
+        XCTAssertFalse(small.usesLargeOffsets)
+        // Two samples of 3 GiB: the second chunk starts past 4 GiB. Nothing is written.
+        let (writer, _) = try audioWriter(sizes: [0xC000_0000, 0xC000_0000])
+        let large = writer.progressiveLayout()
+        XCTAssertTrue(large.usesLargeOffsets)
+        XCTAssertEqual(large.chunkCount, 2)
+        // ftyp (32 bytes: 'isom', minor, four brands) + moov + a 16-byte mdat header (largesize).
+        XCTAssertEqual(large.fileSize, 32 + UInt64(large.movieBoxSize) + 16 + 0x1_8000_0000)
+        // co64 entries take 8 bytes where stco's take 4: the moov grew by 4 per chunk.
+        var smallWriter = try audioWriter(sizes: [0x4000_0000, 0x4000_0000]).0
+        smallWriter.chunkBytes = 1
+        XCTAssertEqual(large.movieBoxSize - smallWriter.progressiveLayout().movieBoxSize, 2 * 4)
+    }
+
+    func testSampleGroupsPassThrough() throws {
+        var (writer, track) = try audioWriter(sizes: [10, 10, 10])
+        // AAC's roll group: every sample needs the one before it (roll distance -1).
+        let roll = SampleGroupDescriptionBox(version: 1, groupingType: "roll", defaultLength: 2,
+                                             entries: [[0xFF, 0xFF]])
+        let assignment = SampleToGroupBox(groupingType: "roll",
+                                          entries: [.init(sampleCount: 3, groupDescriptionIndex: 1)])
+        try writer.setSampleGroups([roll], assignments: [assignment], for: track)
+        var sink = MemoryMovieSink(sources: [MemoryByteSource([UInt8](repeating: 1, count: 2000))])
+        try writer.finish(.progressive, into: &sink)
+        let boxes = try Movie(reading: MemoryByteSource(sink.bytes)).tracks[0].sampleTable()
+        XCTAssertEqual(boxes.sampleGroupDescriptions, [roll])
+        XCTAssertEqual(boxes.sampleToGroups, [assignment])
+    }
+
+    // MARK: The interleaver
+
+    func testInterleaverWorkIsBoundedBySamplesNotDurations() throws {
+        var writer = MovieWriter()
+        // A 600-byte-like video whose stts jumps by 10^8 seconds (timescale 10).
+        let video = try writer.addTrack(TrackDescription(.h264(avcC: [1], width: 16, height: 16, timescale: 10)))
+        for duration: UInt32 in [1, 1_000_000_000, 1] {
+            try writer.append([0, 0, 0, 1], duration: duration, to: video)
+        }
+        let audio = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44_100,
+                                                             channelCount: 2)))
+        for _ in 0..<200 { try writer.append([0x21], duration: 1024, to: audio) }
+        let layout = writer.progressiveLayout()
+        // One step per sample plus at most log2(2) + 1 heap levels per chunk.
+        XCTAssertLessThanOrEqual(layout.interleaverSteps, 3 * 203)
+        XCTAssertGreaterThanOrEqual(layout.interleaverSteps, 203)
+        var sink = MemoryMovieSink()
+        try writer.finish(.progressive, into: &sink)
+        XCTAssertEqual(UInt64(sink.bytes.count), layout.fileSize)
+    }
+
+    func testCancellationStopsBetweenOperations() throws {
+        let (writer, _) = try audioWriter(sizes: [10, 10])
+        var sink = MemoryMovieSink(sources: [MemoryByteSource([UInt8](repeating: 1, count: 2000))])
+        var calls = 0
+        XCTAssertThrowsError(try writer.finish(.progressive, into: &sink, isCancelled: {
+            calls += 1
+            return calls > 2
+        })) { XCTAssertTrue($0 is MuxCancelled) }
+        XCTAssertEqual(sink.bytes.count, 32 + writer.progressiveLayout().movieBoxSize, "ftyp and moov, no more")
+    }
+
+    // MARK: Output read back
+
+    /// A video track with B-frame-like timing and an audio track, each sample's bytes
+    /// distinct, so misplaced bytes show.
+    struct Made {
+        var writer: MovieWriter
+        /// Per track: (bytes, duration, composition offset, sync).
+        var samples: [[([UInt8], UInt32, Int64, Bool)]]
+    }
+
+    func madeMovie() throws -> Made {
+        var writer = MovieWriter()
+        // A video entry of a coding FFmpeg does not know, so that ffprobe reports the key
+        // flags from the file (its H.264 parser would take them from the made-up bytes).
+        var entry = CodecConfiguration.h264(avcC: [1, 0x42, 0, 0x1E, 0xFF, 0xE0, 0], width: 64, height: 48).sampleEntry
+        entry.replaceSubrange(4..<8, with: Array("zzzz".utf8))
+        let video = try writer.addTrack(TrackDescription(handler: HandlerBox(handlerType: .vide, name: "VideoHandler"),
+                                                         timescale: 90_000, sampleEntries: [entry],
+                                                         mediaInformationHeader: VideoMediaHeaderBox().serialized))
+        let audio = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44_100,
+                                                             channelCount: 2)))
+        var samples: [[([UInt8], UInt32, Int64, Bool)]] = [[], []]
+        for index in 0..<75 {  // 3 s at 25 fps, a sync sample every 25.
+            let bytes = (0..<(20 + index % 7)).map { UInt8(truncatingIfNeeded: index &* 31 &+ $0) }
+            let sample = (bytes, UInt32(3600), Int64(index % 25 == 0 ? 3600 : (index % 2 == 0 ? 7200 : 0)),
+                          index % 25 == 0)
+            samples[0].append(sample)
+            try writer.append(sample.0, duration: sample.1, compositionOffset: sample.2, isSync: sample.3, to: video)
+        }
+        for index in 0..<130 {
+            let bytes = [UInt8(index), 0x21, 0x10, 0x04, 0x60, 0x8C, 0x1C]
+            samples[1].append((bytes, 1024, 0, true))
+            try writer.append(bytes, duration: 1024, to: audio)
+        }
+        return Made(writer: writer, samples: samples)
+    }
+
+    func readBack(_ bytes: [UInt8], _ made: Made, fragmented: Bool) throws {
+        let source = MemoryByteSource(bytes)
+        let movie = try Movie(reading: source)
+        XCTAssertEqual(movie.isFragmented, fragmented)
+        XCTAssertEqual(movie.tracks.count, 2)
+        for (index, track) in movie.tracks.enumerated() {
+            let boxes = fragmented ? try movie.fragmentedTrack(track, in: source).boxes : try track.sampleTable()
+            let table = try SampleTable(boxes: boxes, fileLength: movie.fileLength)
+            let expected = made.samples[index]
+            XCTAssertEqual(table.sampleCount, expected.count)
+            XCTAssertEqual(table.totalDuration, expected.reduce(0) { $0 + UInt64($1.1) })
+            var data: [UInt8] = []
+            table.forEachChunk { chunk in
+                data += bytes[Int(chunk.offset)..<Int(chunk.offset + chunk.byteCount)]
+                return true
+            }
+            XCTAssertEqual(data, expected.flatMap(\.0), "track \(index + 1): sample bytes")
+        }
+    }
+
+    func testProgressiveOutputReadsBack() throws {
+        let made = try madeMovie()
+        var sink = MemoryMovieSink()
+        try made.writer.finish(.progressive, into: &sink)
+        try readBack(sink.bytes, made, fragmented: false)
+        try checkWithFFprobe(sink.bytes, made)
+    }
+
+    func testFragmentedOutputReadsBackAndProbes() throws {
+        let made = try madeMovie()
+        var sink = MemoryMovieSink()
+        try made.writer.finish(.fragmented(seconds: 1), into: &sink)
+        try readBack(sink.bytes, made, fragmented: true)
+        let movie = try Movie(reading: MemoryByteSource(sink.bytes))
+        XCTAssertEqual(try movie.fragmentedTrack(movie.tracks[0], in: MemoryByteSource(sink.bytes)).fragmentCount, 3,
+                       "cut at the sync samples 1 s apart")
+        try checkWithFFprobe(sink.bytes, made)
+    }
+
+    func testSegmentIndexReferencesEveryFragment() throws {
+        let made = try madeMovie()
+        var sink = MemoryMovieSink()
+        try made.writer.finish(.fragmented(seconds: 1, segmentIndex: true), into: &sink)
+        try readBack(sink.bytes, made, fragmented: true)
+        try checkWithFFprobe(sink.bytes, made)
+        // Find the sidx among the top-level boxes; its references must tile the rest of the file.
+        var offset = 0
+        var sidx: ArraySlice<UInt8>?
+        while offset + 8 <= sink.bytes.count {
+            let size = Int(sink.bytes[offset]) << 24 | Int(sink.bytes[offset + 1]) << 16
+                | Int(sink.bytes[offset + 2]) << 8 | Int(sink.bytes[offset + 3])
+            if String(decoding: sink.bytes[(offset + 4)..<(offset + 8)], as: UTF8.self) == "sidx" {
+                sidx = sink.bytes[offset..<(offset + size)]
+                offset += size
+                break
+            }
+            offset += size
+        }
+        let index = Array(try XCTUnwrap(sidx))
+        func field(_ at: Int) -> Int {
+            Int(index[at]) << 24 | Int(index[at + 1]) << 16 | Int(index[at + 2]) << 8 | Int(index[at + 3])
+        }
+        // Header 8, version/flags 4, reference_ID 4, timescale 4, earliest 8, first_offset 8,
+        // reserved 2, reference_count 2, then 12 bytes per reference.
+        XCTAssertEqual(field(12), 1, "indexed by the video track")
+        XCTAssertEqual(field(16), 90_000)
+        let count = Int(index[38]) << 8 | Int(index[39])
+        XCTAssertEqual(count, 3)
+        let sizes = (0..<count).map { field(40 + 12 * $0) }
+        XCTAssertEqual(sizes.reduce(0, +), sink.bytes.count - offset, "the references cover every moof and mdat")
+        XCTAssertEqual((0..<count).map { field(44 + 12 * $0) }, [90_000, 90_000, 90_000])
+        XCTAssertEqual((0..<count).map { field(48 + 12 * $0) }, [0x9000_0000, 0x9000_0000, 0x9000_0000],
+                       "each starts with a sync sample")
+    }
+
+    func testStreamedFragmentsHoldOneFragmentAtATime() throws {
+        let whole = try madeMovie()
+        // The same samples, appended a second at a time and written out after each second.
+        var writer = MovieWriter()
+        var description = TrackDescription(copying: try Movie(reading: MemoryByteSource({
+            var sink = MemoryMovieSink()
+            try whole.writer.finish(.progressive, into: &sink)
+            return sink.bytes
+        }())).tracks[0])
+        description.userData = nil
+        let video = try writer.addTrack(description)
+        let audio = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44_100,
+                                                             channelCount: 2)))
+        var sink = MemoryMovieSink()
+        var audioIndex = 0
+        for second in 0..<3 {
+            for (data, duration, offset, sync) in whole.samples[0][(25 * second)..<(25 * second + 25)] {
+                try writer.append(data, duration: duration, compositionOffset: offset, isSync: sync, to: video)
+            }
+            // Audio samples that start before the next second.
+            while audioIndex < whole.samples[1].count,
+                  audioIndex * 1024 < (second + 1) * 44_100 || second == 2 {
+                try writer.append(whole.samples[1][audioIndex].0, duration: 1024, to: audio)
+                audioIndex += 1
+            }
+            try writer.writeFragment(into: &sink)
+            XCTAssertEqual(writer.table(of: video)?.count, 0, "the written samples are forgotten")
+        }
+        XCTAssertThrowsError(try writer.addTrack(description))
+        try readBack(sink.bytes, whole, fragmented: true)
+        try checkWithFFprobe(sink.bytes, whole)
+    }
+
+    /// ffprobe's packets (edit lists ignored) equal the samples appended: decode and
+    /// presentation times, sizes, key flags and CRC32 of the bytes.
+    func checkWithFFprobe(_ bytes: [UInt8], _ made: Made, file: StaticString = #filePath, line: UInt = #line) throws {
+        guard let ffprobe = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe", "/opt/homebrew/bin/ffprobe"]
+            .first(where: FileManager.default.isExecutableFile(atPath:)) else {
+            throw MissingOracle("ffprobe")
+        }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.write("out.mp4", bytes)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ffprobe)
+        process.arguments = ["-v", "error", "-ignore_editlist", "1", "-show_packets", "-show_data_hash", "CRC32",
+                             "-show_entries", "packet=stream_index,pts,dts,size,flags,data_hash", "-of", "json", path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, file: file, line: line)
+        struct Probe: Decodable {
+            struct Packet: Decodable {
+                var stream_index: Int
+                var pts: Int64
+                var dts: Int64
+                var size: String
+                var flags: String
+                var data_hash: String
+            }
+            var packets: [Packet]
+        }
+        let packets = try JSONDecoder().decode(Probe.self, from: output).packets
+        for stream in 0..<2 {
+            let got = packets.filter { $0.stream_index == stream }
+            var decode: Int64 = 0
+            var expected: [String] = []
+            for (data, duration, offset, sync) in made.samples[stream] {
+                expected.append("dts \(decode) pts \(decode + offset) size \(data.count) key \(sync) "
+                                + "CRC32:\(String(format: "%08x", crc32(data)))")
+                decode += Int64(duration)
+            }
+            XCTAssertEqual(got.map { "dts \($0.dts) pts \($0.pts) size \($0.size) key \($0.flags.hasPrefix("K")) "
+                                     + $0.data_hash }, expected, "stream \(stream)", file: file, line: line)
+        }
+    }
+
+    // MARK: Speed
+
+    func testAppendingManySamplesKeepsTablesSmall() throws {
+        var writer = MovieWriter()
+        let track = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 48_000,
+                                                             channelCount: 2)))
+        #if DEBUG
+        let count = 200_000
+        #else
+        let count = 1_700_000  // A 10-hour AAC track.
+        #endif
+        var offset: UInt64 = 0
+        let start = ContinuousClock.now
+        for index in 0..<count {
+            let size = UInt32(300 + index % 64)
+            try writer.append(Sample(offset: offset, size: size, decodeTime: 0, duration: 1024), from: 0, to: track)
+            offset += UInt64(size)
+        }
+        let elapsed = ContinuousClock.now - start
+        let table = try XCTUnwrap(writer.table(of: track))
+        XCTAssertEqual(table.timeToSample.count, 1)
+        XCTAssertEqual(table.count, count)
+        #if !DEBUG
+        XCTAssertLessThan(elapsed, .milliseconds(100), "appending 1.7 M samples took \(elapsed)")
+        #endif
+        _ = elapsed
+    }
+}
