@@ -167,11 +167,14 @@ struct OutputMovie {
     /// The output's presented duration in seconds (its edit list's).
     var presentedSeconds: Double
 
+    ///   - movieTimescale: the timescale `track`'s edit list counts in, when not the input
+    ///     movie's (an edit made from `iTunSMPB` counts samples).
     ///   - mediaDuration: the `mdhd` duration to write. When it differs from the input's
     ///     (fragmented or salvaged input), edits of duration 0 or running past the media
     ///     are fitted to it.
     init(movie: Movie, track: Track, table: SampleTable, entries: [[UInt8]], entryIndex: [UInt32: UInt32],
-         codec: AudioCodec.Kind, mediaDuration: UInt64, extras: OutputExtras = OutputExtras()) throws {
+         codec: AudioCodec.Kind, mediaDuration: UInt64, movieTimescale outputTimescale: UInt32? = nil,
+         extras: OutputExtras = OutputExtras()) throws {
         let addAACRoll = codec == .aac
         var warnings = extras.warnings
         let entries = entries.map { entry in
@@ -219,7 +222,7 @@ struct OutputMovie {
         // Without one, the output gets the edit list FFmpeg writes: all of the media from
         // time 0, in milliseconds, rounded up.
         let inputEdits = track.editList.flatMap { $0.entries.isEmpty ? nil : $0 }
-        let movieTimescale = inputEdits != nil ? movie.header.timescale : 1000
+        let movieTimescale = inputEdits != nil ? outputTimescale ?? movie.header.timescale : 1000
         guard movieTimescale > 0, media.timescale > 0 else {
             throw RemuxError(.invalidInput, "\(track.path): the movie or media timescale is 0")
         }
