@@ -226,9 +226,7 @@ struct Extraction {
     static func checkSamplesAreInFile(_ track: Track) throws {
         guard let references = track.dataReferences else { return }
         for description in track.sampleDescriptions.entries {
-            // data_reference_index sits at bytes 14–15 of every sample entry (§ 8.5.2.2).
-            guard description.bytes.count >= 16 else { continue }
-            let index = Int(description.bytes[14]) << 8 | Int(description.bytes[15])
+            guard let index = description.dataReferenceIndex.map(Int.init) else { continue }
             guard index >= 1, index <= references.entries.count else {
                 throw RemuxError(.invalidInput, "\(description.path): data reference \(index) does not exist "
                                  + "(dref has \(references.entries.count))")

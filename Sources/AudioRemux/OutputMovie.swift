@@ -72,7 +72,7 @@ extension OutputExtras {
             var plan = TrackPlan(copying: chapters, table: read.table, source: 0)
             plan.header.trackID = 2
             plan.sampleDescriptions.entries = Array(plan.sampleDescriptions.entries.prefix(1))
-            if var entry = plan.sampleDescriptions.entries.first, let fields = Self.textEntryFieldsSize(entry.bytes) {
+            if var entry = plan.sampleDescriptions.entries.first, let fields = entry.textFieldsSize {
                 let result = CopiedBoxSanitizer.sanitizeEntry(entry.bytes, fieldsSize: fields,
                                                               depth: Limits.sampleEntryDepth,
                                                               path: chapters.path + "/mdia/minf/stbl/stsd")
@@ -92,26 +92,6 @@ extension OutputExtras {
             chapterTrack = plan
             chapterSamples = read.samples.flatMap { $0 }
             return
-        }
-    }
-}
-
-extension OutputExtras {
-    /// The bytes of fixed fields after the header of a text sample entry, before its child
-    /// boxes: 38 for 3GPP's `tx3g` (3GPP TS 26.245 § 5.16), 51 and a Pascal-string font
-    /// name for QuickTime's `text` ("Text Sample Description"); nil when too short.
-    static func textEntryFieldsSize(_ entry: [UInt8]) -> Int? {
-        guard entry.count >= 8 else { return nil }
-        switch FourCC(rawValue: UInt32(entry[4]) << 24 | UInt32(entry[5]) << 16 | UInt32(entry[6]) << 8
-                      | UInt32(entry[7])) {
-        case "tx3g":
-            return entry.count >= 8 + 38 ? 38 : nil
-        case "text":
-            guard entry.count > 8 + 51 else { return nil }
-            let fields = 51 + 1 + Int(entry[8 + 51])
-            return entry.count >= 8 + fields ? fields : nil
-        default:
-            return nil
         }
     }
 }
