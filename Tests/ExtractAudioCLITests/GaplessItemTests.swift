@@ -105,4 +105,16 @@ final class GaplessItemTests: XCTestCase {
             XCTAssertTrue(chain.contains("pts: 0:00:00.082131519"), "\(name): \(chain)")
         }
     }
+
+    /// The reader applies the same rule: one edit, in the media timescale.
+    func testReaderPresentsTheValidSamples() throws {
+        let input = try makeInput()
+        let reader = try MovieReader(reading: MemoryByteSource(readFile(input.path)))
+        let track = try XCTUnwrap(reader.tracks.first { $0.kind == .audio })
+        let samples = try reader.samples(of: track)
+        XCTAssertEqual(samples.endDecodeTime - samples.firstDecodeTime, input.total)
+        let presentation = reader.presentation(of: track, samples: samples)
+        XCTAssertEqual(presentation.edits, [.init(segmentDuration: input.valid, mediaTime: Int64(Self.priming))])
+        XCTAssertTrue(presentation.isFromGaplessInfo)
+    }
 }
