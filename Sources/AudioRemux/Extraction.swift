@@ -159,6 +159,15 @@ struct Extraction {
                          warnings: presentationWarnings + plan.warnings)
     }
 
+    // MARK: Track choice, shared with mux
+    //
+    // `select`, `checkSamplesAreInFile` and `sampleTable(of:in:source:salvage:name:)` are the
+    // one way a recipe chooses an audio track and gets its checked samples (extraction, probe
+    // and mux's clips use them): the same rules and the same messages everywhere.
+
+    /// The audio track `choice` names (``TrackChoice``: the first audio track in file order,
+    /// the N-th, or a track ID that must be audio), or ``RemuxError/Code/noAudioTrack`` with
+    /// a message listing the file's tracks (`name` is how the input is called).
     static func select(_ choice: TrackChoice, in movie: Movie, name: String) throws -> Track {
         let audio = movie.tracks.filter(\.isAudio)
         let wanted: Int
