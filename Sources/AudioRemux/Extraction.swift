@@ -26,12 +26,6 @@ struct Extraction {
         (table, salvage) = try Self.sampleTable(of: track, in: movie, source: source, salvage: options.salvage,
                                                 name: name)
         try Self.checkHasSamples(table, of: track, in: movie, name: name)
-        // The one presentation rule (shared with probe): an edit list that overflows or points
-        // outside the media is ignored, and the track presented whole, with a warning.
-        let presentation = TrackPresentation(track: track, movieTimescale: movie.header.timescale,
-                                             mediaDuration: table.totalDuration)
-        track.editList = presentation.editList(replacing: track.editList)
-        presentationWarnings = presentation.warnings
         let sizes = table.boxes.sampleSizes
         if sizes.constantSize == 0, let empty = sizes.sizes.firstIndex(of: 0) {
             let location = table.boxes.locations[.stsz] ?? table.boxes.locations[.stz2]
@@ -61,6 +55,15 @@ struct Extraction {
         }
         codec.refine(firstPacket: Self.firstPacketHeader(table, source: source))
         self.codec = codec
+        // The one presentation rule (shared with probe): an edit list that overflows or points
+        // outside the media is ignored, and the track presented whole, with a warning; without
+        // an edit list, an iTunSMPB item gives the priming and the valid samples.
+        let presentation = Self.presentation(of: track, in: movie, table: table, codec: codec)
+        track.editList = presentation.editList(replacing: track.editList)
+        presentationWarnings = presentation.warnings
+        // An edit made from iTunSMPB counts samples: the output's movie timescale is the
+        // media's, so that the edit presents exactly the valid samples.
+        let outputTimescale = presentation.isFromGaplessInfo ? track.mediaHeader.timescale : nil
         let mediaDuration = Self.mediaDuration(of: track, table: table, movie: movie, salvage: salvage)
         extras = options.keepMetadata
             ? try Self.extras(of: track, in: movie, source: source, table: table, codec: codec, name: name) : OutputExtras()
@@ -78,7 +81,8 @@ struct Extraction {
             track.mediaHeader.modificationTime = 0
         }
         plan = try OutputMovie(movie: movie, track: track, table: table, entries: entries, entryIndex: entryIndex,
-                               codec: codec.kind, mediaDuration: mediaDuration, extras: extras)
+                               codec: codec.kind, mediaDuration: mediaDuration, movieTimescale: outputTimescale,
+                               extras: extras)
     }
 
     /// The size of the output file.
@@ -101,6 +105,31 @@ struct Extraction {
     static func extras(of track: Track, in movie: Movie, source: some ByteSource, table: SampleTable,
                        codec: AudioCodec, name: String) throws -> OutputExtras {
         OutputExtras.build(for: track, in: movie, source: source, table: table, codec: codec)
+    }
+
+    /// How `track` is presented (``TrackPresentation``, the one rule, shared with probe): its
+    /// edit list, or without one the file's `iTunSMPB` item where the media timescale counts
+    /// the codec's samples.
+    static func presentation(of track: Track, in movie: Movie, table: SampleTable, codec: AudioCodec?)
+        -> TrackPresentation
+    {
+        // An edit made from iTunSMPB counts in the media timescale (the output's movie
+        // timescale then), so that it presents exactly the valid samples.
+        let gapless = gaplessInfo(of: track, in: movie, codec: codec)
+        return TrackPresentation(track: track,
+                                 movieTimescale: gapless == nil ? movie.header.timescale : track.mediaHeader.timescale,
+                                 mediaDuration: table.totalDuration, gapless: gapless)
+    }
+
+    /// The file's `iTunSMPB` numbers when they can apply to `track`: it has no edit list,
+    /// is of the file's only audio track or its first, and its media timescale is the codec's
+    /// sample rate (the item counts samples).
+    static func gaplessInfo(of track: Track, in movie: Movie, codec: AudioCodec?) -> GaplessInfo? {
+        guard track.editList?.entries.isEmpty ?? true, let codec,
+              track.mediaHeader.timescale == UInt32(clamping: codec.sampleRate),
+              movie.tracks.first(where: \.isAudio)?.trackID == track.trackID,
+              let userData = movie.userData else { return nil }
+        return GaplessInfo(userData: userData)
     }
 
     /// Priming, padding and the presented sample count of an AAC track, from an edit list
@@ -130,6 +159,15 @@ struct Extraction {
                          warnings: presentationWarnings + plan.warnings)
     }
 
+    // MARK: Track choice, shared with mux
+    //
+    // `select`, `checkSamplesAreInFile` and `sampleTable(of:in:source:salvage:name:)` are the
+    // one way a recipe chooses an audio track and gets its checked samples (extraction, probe
+    // and mux's clips use them): the same rules and the same messages everywhere.
+
+    /// The audio track `choice` names (``TrackChoice``: the first audio track in file order,
+    /// the N-th, or a track ID that must be audio), or ``RemuxError/Code/noAudioTrack`` with
+    /// a message listing the file's tracks (`name` is how the input is called).
     static func select(_ choice: TrackChoice, in movie: Movie, name: String) throws -> Track {
         let audio = movie.tracks.filter(\.isAudio)
         let wanted: Int
@@ -197,9 +235,7 @@ struct Extraction {
     static func checkSamplesAreInFile(_ track: Track) throws {
         guard let references = track.dataReferences else { return }
         for description in track.sampleDescriptions.entries {
-            // data_reference_index sits at bytes 14–15 of every sample entry (§ 8.5.2.2).
-            guard description.bytes.count >= 16 else { continue }
-            let index = Int(description.bytes[14]) << 8 | Int(description.bytes[15])
+            guard let index = description.dataReferenceIndex.map(Int.init) else { continue }
             guard index >= 1, index <= references.entries.count else {
                 throw RemuxError(.invalidInput, "\(description.path): data reference \(index) does not exist "
                                  + "(dref has \(references.entries.count))")
@@ -222,7 +258,7 @@ struct Extraction {
                                                     excluding: exclude) }
             guard let cut = fragmented.incompleteFragmentOffset else { return (table, nil) }
             let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut,
-                                       recoveredSeconds: presentedSeconds(table, track))
+                                       recoveredSeconds: presentation(of: track, in: movie, table: table, codec: nil).seconds)
             guard salvage else {
                 throw truncated(name, report, "the fragment at byte \(cut) is incomplete; the \(fragmented.fragmentCount) "
                                 + "complete fragments before it and the whole samples of that one hold")
@@ -239,7 +275,7 @@ struct Extraction {
             guard let cut = movie.truncatedBox else { throw error }
             let table = try completePrefix(of: track, in: movie)
             let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut.offset,
-                                       recoveredSeconds: presentedSeconds(table, track))
+                                       recoveredSeconds: presentation(of: track, in: movie, table: table, codec: nil).seconds)
             guard salvage else {
                 throw truncated(name, report, "the \(cut.type) box at byte \(cut.offset) should run to byte "
                                 + "\(cut.offset &+ cut.size); the samples before the cut hold")
@@ -312,12 +348,6 @@ struct Extraction {
         throw RemuxError(.invalidInput, "audio track \(track.trackID) of \(name) has no samples\(fragments)")
     }
 
-    /// The seconds of audio `table` presents: its duration less the priming the edit list skips.
-    static func presentedSeconds(_ table: SampleTable, _ track: Track) -> Double {
-        let priming = UInt64(clamping: track.editList?.entries.first { !$0.isEmpty }?.mediaTime ?? 0)
-        let ticks = table.totalDuration > priming ? table.totalDuration - priming : 0
-        return track.mediaHeader.timescale == 0 ? 0 : Double(ticks) / Double(track.mediaHeader.timescale)
-    }
 }
 
 /// Runs a parsing step, turning parser errors into ``RemuxError``s.

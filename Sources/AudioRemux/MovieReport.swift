@@ -165,8 +165,11 @@ extension AudioExtractor {
             Extraction.mediaDuration(of: track, table: $0, movie: movie, salvage: planned.extraction?.salvage)
         } ?? (movie.isFragmented ? 0 : track.mediaHeader.duration)
         let mediaSeconds = timescale > 0 ? Double(mediaTicks) / timescale : 0
+        // The rule extraction applies (an iTunSMPB item where the track has no edit list).
         let presentation = TrackPresentation(track: track, movieTimescale: movie.header.timescale,
-                                             mediaDuration: mediaTicks)
+                                             mediaDuration: mediaTicks,
+                                             gapless: Extraction.gaplessInfo(of: track, in: movie,
+                                                                             codec: planned.extraction?.codec))
         let duration = presentation.seconds
         let edits = track.editList?.entries ?? []
         let entry = track.sampleDescriptions.entries.first

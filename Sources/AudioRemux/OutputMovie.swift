@@ -72,7 +72,7 @@ extension OutputExtras {
             var plan = TrackPlan(copying: chapters, table: read.table, source: 0)
             plan.header.trackID = 2
             plan.sampleDescriptions.entries = Array(plan.sampleDescriptions.entries.prefix(1))
-            if var entry = plan.sampleDescriptions.entries.first, let fields = Self.textEntryFieldsSize(entry.bytes) {
+            if var entry = plan.sampleDescriptions.entries.first, let fields = entry.textFieldsSize {
                 let result = CopiedBoxSanitizer.sanitizeEntry(entry.bytes, fieldsSize: fields,
                                                               depth: Limits.sampleEntryDepth,
                                                               path: chapters.path + "/mdia/minf/stbl/stsd")
@@ -92,26 +92,6 @@ extension OutputExtras {
             chapterTrack = plan
             chapterSamples = read.samples.flatMap { $0 }
             return
-        }
-    }
-}
-
-extension OutputExtras {
-    /// The bytes of fixed fields after the header of a text sample entry, before its child
-    /// boxes: 38 for 3GPP's `tx3g` (3GPP TS 26.245 § 5.16), 51 and a Pascal-string font
-    /// name for QuickTime's `text` ("Text Sample Description"); nil when too short.
-    static func textEntryFieldsSize(_ entry: [UInt8]) -> Int? {
-        guard entry.count >= 8 else { return nil }
-        switch FourCC(rawValue: UInt32(entry[4]) << 24 | UInt32(entry[5]) << 16 | UInt32(entry[6]) << 8
-                      | UInt32(entry[7])) {
-        case "tx3g":
-            return entry.count >= 8 + 38 ? 38 : nil
-        case "text":
-            guard entry.count > 8 + 51 else { return nil }
-            let fields = 51 + 1 + Int(entry[8 + 51])
-            return entry.count >= 8 + fields ? fields : nil
-        default:
-            return nil
         }
     }
 }
@@ -167,11 +147,14 @@ struct OutputMovie {
     /// The output's presented duration in seconds (its edit list's).
     var presentedSeconds: Double
 
+    ///   - movieTimescale: the timescale `track`'s edit list counts in, when not the input
+    ///     movie's (an edit made from `iTunSMPB` counts samples).
     ///   - mediaDuration: the `mdhd` duration to write. When it differs from the input's
     ///     (fragmented or salvaged input), edits of duration 0 or running past the media
     ///     are fitted to it.
     init(movie: Movie, track: Track, table: SampleTable, entries: [[UInt8]], entryIndex: [UInt32: UInt32],
-         codec: AudioCodec.Kind, mediaDuration: UInt64, extras: OutputExtras = OutputExtras()) throws {
+         codec: AudioCodec.Kind, mediaDuration: UInt64, movieTimescale outputTimescale: UInt32? = nil,
+         extras: OutputExtras = OutputExtras()) throws {
         let addAACRoll = codec == .aac
         var warnings = extras.warnings
         let entries = entries.map { entry in
@@ -219,7 +202,7 @@ struct OutputMovie {
         // Without one, the output gets the edit list FFmpeg writes: all of the media from
         // time 0, in milliseconds, rounded up.
         let inputEdits = track.editList.flatMap { $0.entries.isEmpty ? nil : $0 }
-        let movieTimescale = inputEdits != nil ? movie.header.timescale : 1000
+        let movieTimescale = inputEdits != nil ? outputTimescale ?? movie.header.timescale : 1000
         guard movieTimescale > 0, media.timescale > 0 else {
             throw RemuxError(.invalidInput, "\(track.path): the movie or media timescale is 0")
         }

@@ -58,10 +58,27 @@ public struct MovieReader<Source: ByteSource> {
     }
 
     /// How `track` is presented: ``TrackPresentation``, the one edit-list rule, checked
-    /// against the media its samples really hold.
+    /// against the media its samples really hold. Where the first audio track has no edit
+    /// list, the file's `iTunSMPB` item (``GaplessInfo``) gives its priming and valid samples
+    /// when its media timescale is its sample entry's rate; the edit is then in the media
+    /// timescale (the presentation's ``TrackPresentation/isFromGaplessInfo``).
     public func presentation(of track: MediaTrack, samples: SampleIndex) -> TrackPresentation {
-        TrackPresentation(track: track.track, movieTimescale: movie.header.timescale,
-                          mediaDuration: samples.endDecodeTime - samples.firstDecodeTime)
+        let mediaDuration = samples.endDecodeTime - samples.firstDecodeTime
+        if let gapless = gaplessInfo(of: track) {
+            return TrackPresentation(track: track.track, movieTimescale: track.timescale,
+                                     mediaDuration: mediaDuration, gapless: gapless)
+        }
+        return TrackPresentation(track: track.track, movieTimescale: movie.header.timescale,
+                                 mediaDuration: mediaDuration)
+    }
+
+    /// The `iTunSMPB` numbers where they apply to `track` (see ``presentation(of:samples:)``).
+    func gaplessInfo(of track: MediaTrack) -> GaplessInfo? {
+        guard track.editList?.entries.isEmpty ?? true, tracks.first(where: { $0.kind == .audio })?.id == track.id,
+              let audio = track.sampleDescriptions.first?.audio, let userData = movie.userData else { return nil }
+        let rate = audio.sampleRateV2.flatMap { UInt32(exactly: $0) } ?? audio.sampleRate >> 16
+        guard rate == track.timescale else { return nil }
+        return GaplessInfo(userData: userData)
     }
 
     /// Reads the bytes of `sample` into `buffer`, resized to the sample's size (its capacity

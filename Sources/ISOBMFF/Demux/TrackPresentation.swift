@@ -14,6 +14,12 @@
 /// A segment that runs past the end of the media is fitted to it (with a warning when it
 /// claims more than ``Limits/editOverrunTolerance`` seconds beyond it): real files round
 /// their edits, and the presented duration is never more than the media holds.
+///
+/// A track without an edit list whose file carries an `iTunSMPB` item (``GaplessInfo``:
+/// iTunes, `afconvert`, qaac) is presented as Apple's players present it: `priming` samples
+/// skipped, then the valid samples (fitted to the media). The result is then one edit, so
+/// every output carries it as an edit list; ``isFromGaplessInfo`` says so. An edit list,
+/// where present, wins.
 public struct TrackPresentation: Sendable, Equatable {
     /// The edits to apply, checked and fitted; empty when the track is presented whole.
     public var edits: [EditListBox.Entry]
@@ -26,6 +32,8 @@ public struct TrackPresentation: Sendable, Equatable {
     public var priming: UInt64
     /// The presented duration in seconds: the edits' total, or the media's without edits.
     public var seconds: Double
+    /// Whether ``edits`` was made from an `iTunSMPB` item (the track has no edit list).
+    public var isFromGaplessInfo: Bool = false
 
     /// Checks `editList` against a media of `mediaDuration` ticks of `mediaTimescale`.
     ///
@@ -36,10 +44,42 @@ public struct TrackPresentation: Sendable, Equatable {
     ///   - mediaDuration: what the media holds (the samples' total duration), not what
     ///     `mdhd` claims.
     ///   - path: the track's box path, for the warnings.
+    ///   - gapless: the file's `iTunSMPB` numbers, in samples of `mediaTimescale` (the caller
+    ///     checks that the media timescale is the sample rate); used only when `editList` has
+    ///     no entries. For an exact edit, pass the media timescale as `movieTimescale`.
     public init(editList: EditListBox?, movieTimescale: UInt32, mediaTimescale: UInt32, mediaDuration: UInt64,
-                path: String) {
+                path: String, gapless: GaplessInfo? = nil) {
+        if editList?.entries.isEmpty ?? true, let gapless,
+           let fromItem = Self.fromGaplessInfo(gapless, movieTimescale: movieTimescale,
+                                               mediaTimescale: mediaTimescale, mediaDuration: mediaDuration,
+                                               path: path)
+        {
+            self = fromItem
+            return
+        }
         self = Self.checked(editList, movieTimescale: movieTimescale, mediaTimescale: mediaTimescale,
                             mediaDuration: mediaDuration, path: path)
+    }
+
+    /// One edit from `iTunSMPB`: skip the priming, present the valid samples. Nil (the track
+    /// presented whole) when the priming is not inside the media or a timescale is 0; a
+    /// valid count running past the media's end is fitted to it, with a warning.
+    private static func fromGaplessInfo(_ gapless: GaplessInfo, movieTimescale: UInt32, mediaTimescale: UInt32,
+                                        mediaDuration: UInt64, path: String) -> TrackPresentation? {
+        guard movieTimescale > 0, mediaTimescale > 0, gapless.priming < mediaDuration,
+              gapless.priming <= UInt64(Int64.max) else { return nil }
+        let available = mediaDuration - gapless.priming  // priming < mediaDuration, checked above.
+        var warnings: [String] = []
+        var valid = gapless.validSampleCount
+        if valid > available {
+            warnings.append("the iTunSMPB item of the file presents \(valid) samples of \(path) after \(gapless.priming) "
+                            + "of priming, but the media holds \(available): presented up to the media's end")
+            valid = available
+        }
+        guard let duration = rescale(valid, from: mediaTimescale, to: movieTimescale), duration > 0 else { return nil }
+        return TrackPresentation(edits: [.init(segmentDuration: duration, mediaTime: Int64(gapless.priming))],
+                                 isChanged: true, warnings: warnings, priming: gapless.priming,
+                                 seconds: Double(valid) / Double(mediaTimescale), isFromGaplessInfo: true)
     }
 
     private static func checked(_ editList: EditListBox?, movieTimescale: UInt32, mediaTimescale: UInt32,
@@ -101,18 +141,22 @@ public struct TrackPresentation: Sendable, Equatable {
                   seconds: total == 0 ? whole : seconds)
     }
 
-    /// The presentation of `track`, whose samples last `mediaDuration` ticks.
-    public init(track: Track, movieTimescale: UInt32, mediaDuration: UInt64) {
+    /// The presentation of `track`, whose samples last `mediaDuration` ticks; `gapless` as in
+    /// ``init(editList:movieTimescale:mediaTimescale:mediaDuration:path:gapless:)``.
+    public init(track: Track, movieTimescale: UInt32, mediaDuration: UInt64, gapless: GaplessInfo? = nil) {
         self.init(editList: track.editList, movieTimescale: movieTimescale,
-                  mediaTimescale: track.mediaHeader.timescale, mediaDuration: mediaDuration, path: track.path)
+                  mediaTimescale: track.mediaHeader.timescale, mediaDuration: mediaDuration, path: track.path,
+                  gapless: gapless)
     }
 
-    init(edits: [EditListBox.Entry], isChanged: Bool, warnings: [String], priming: UInt64, seconds: Double) {
+    init(edits: [EditListBox.Entry], isChanged: Bool, warnings: [String], priming: UInt64, seconds: Double,
+         isFromGaplessInfo: Bool = false) {
         self.edits = edits
         self.isChanged = isChanged
         self.warnings = warnings
         self.priming = priming
         self.seconds = seconds
+        self.isFromGaplessInfo = isFromGaplessInfo
     }
 
     /// The edit list to write: the input's when unchanged, the fitted one, or none.

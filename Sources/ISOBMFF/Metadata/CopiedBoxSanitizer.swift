@@ -20,13 +20,16 @@ public enum CopiedBoxSanitizer {
     /// The outcome: the box to write (nil when all of it was dropped) and one warning per
     /// dropped or repaired box.
     public struct Result: Sendable, Equatable {
+        /// The box to write, header included; nil when all of it was dropped.
         public var bytes: [UInt8]?
+        /// One message per box dropped or repaired, naming its path.
         public var warnings: [String]
     }
 
     /// Checks `box` (one whole box, header included).
     ///
     /// - Parameters:
+    ///   - box: the box to check, header included.
     ///   - depth: the depth the box will have in the output, `moov` counting as 1 (so
     ///     `moov/udta` is 2, `moov/trak/udta` 3; a sample entry is
     ///     ``Limits/sampleEntryDepth``).

@@ -11,8 +11,11 @@ public struct MetadataBox: Sendable, Equatable {
     /// One value of an item: a `data` box's type indicator (1 = UTF-8, 21 = signed
     /// big-endian integer, 13/14 = JPEG/PNG, 0 = implicit, …), its locale and its bytes.
     public struct Value: Sendable, Equatable {
+        /// The type indicator (1 = UTF-8, 21 = signed integer, 13/14 = JPEG/PNG, 0 = implicit).
         public var dataType: UInt32
+        /// The locale field (0: any).
         public var locale: UInt32
+        /// The value's bytes, after the type and locale.
         public var bytes: [UInt8]
     }
 
@@ -24,6 +27,7 @@ public struct MetadataBox: Sendable, Equatable {
         public var keyName: String?
         /// A freeform (`----`) item's `mean` (`com.apple.iTunes`) and `name` (`iTunSMPB`).
         public var mean: String?
+        /// A freeform item's `name` (`iTunSMPB`); see ``mean``.
         public var name: String?
         /// The item's `data` boxes, in order.
         public var values: [Value]

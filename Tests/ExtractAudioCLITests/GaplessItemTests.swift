@@ -1,0 +1,120 @@
+import Foundation
+import ISOBMFF
+import TestSupport
+import XCTest
+
+/// Issue 13, point 1: an m4a without an edit list whose `iTunSMPB` item states its priming
+/// and valid samples (as iTunes, afconvert and qaac write) is presented as Apple's players
+/// present it, and the extracted file carries that as an edit list. Checked with the
+/// readers: ffprobe's stream duration, and GStreamer's decoded audio.
+final class GaplessItemTests: XCTestCase {
+    let directory = TemporaryDirectory()
+
+    override func tearDown() {
+        directory.remove()
+    }
+
+    static let priming: UInt64 = 3622
+    static let padding: UInt64 = 501
+
+    /// The `----` item `com.apple.iTunes` / `iTunSMPB`, as iTunes writes it.
+    static func gaplessItem(valid: UInt64) -> [UInt8] {
+        func hex(_ value: UInt64, _ digits: Int) -> String {
+            let text = String(value, radix: 16, uppercase: true)
+            return String(repeating: "0", count: digits - text.count) + text
+        }
+        let text = " 00000000 \(hex(priming, 8)) \(hex(padding, 8)) \(hex(valid, 16))"
+            + String(repeating: " 00000000", count: 8)
+        var w = BoxWriter()
+        w.box("----") { item in
+            item.fullBox("mean", version: 0, flags: 0) { $0.write(bytes: Array("com.apple.iTunes".utf8)) }
+            item.fullBox("name", version: 0, flags: 0) { $0.write(bytes: Array("iTunSMPB".utf8)) }
+            item.fullBox("data", version: 0, flags: 1) { data in
+                data.write(UInt32(0))
+                data.write(bytes: Array(text.utf8))
+            }
+        }
+        return w.bytes
+    }
+
+    /// An AAC m4a made by FFmpeg without an edit list (`-use_editlist 0`), whose `©cmt`
+    /// item (sized to match) is overwritten in place by an `iTunSMPB` item stating priming
+    /// 3622 and padding 501 around the rest of the media. Returns the path and the valid
+    /// sample count.
+    func makeInput() throws -> (path: String, valid: UInt64, total: UInt64) {
+        let plain = directory.file("plain.m4a")
+        // The item is 188 bytes: a ©cmt item of 24 + 164 bytes of text has its size.
+        guard let made = try HostileMetadataTests.run("ffmpeg", [
+            "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2",
+            "-c:a", "aac", "-b:a", "96k", "-use_editlist", "0", "-metadata",
+            "comment=" + String(repeating: "x", count: 164), plain,
+        ]) else { throw XCTSkip("ffmpeg is required") }
+        XCTAssertEqual(made.status, 0, made.stderr)
+        // What the media holds, as FFmpeg counts it (no edit list applied).
+        let packets = try XCTUnwrap(HostileMetadataTests.run("ffprobe", [
+            "-v", "error", "-ignore_editlist", "1", "-show_entries", "packet=duration", "-of", "csv=p=0", plain,
+        ]))
+        let total = packets.stdout.split(separator: "\n").compactMap { UInt64($0) }.reduce(0, +)
+        let valid = total - Self.priming - Self.padding
+        var bytes = readFile(plain)
+        let item = Self.gaplessItem(valid: valid)
+        XCTAssertEqual(item.count, 188)
+        let comment: [UInt8] = [0, 0, 0, 188, 0xA9, 0x63, 0x6D, 0x74]  // size 188, '©cmt'
+        let at = try XCTUnwrap((0...(bytes.count - 8)).first { Array(bytes[$0..<($0 + 8)]) == comment })
+        bytes.replaceSubrange(at..<(at + 188), with: item)
+        XCTAssertFalse(bytes.indices.dropLast(4).contains { Array(bytes[$0..<($0 + 4)]) == Array("edts".utf8) },
+                       "the input must have no edit list")
+        return (directory.write("smpb.m4a", bytes), valid, total)
+    }
+
+    func testITunSMPBWithoutEditListBecomesTheOutputsEditList() throws {
+        let input = try makeInput()
+        for (name, extra) in [("out.m4a", [String]()), ("bare.m4a", ["--no-metadata"])] {
+            let output = directory.file(name)
+            let run = try runCLI(extra + [input.path, output])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            // FFmpeg applies the output's edit list: it presents the valid samples, from 0.
+            let probe = try XCTUnwrap(HostileMetadataTests.run("ffprobe", [
+                "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=start_time,duration_ts,time_base",
+                "-of", "default=nw=1", output,
+            ]))
+            XCTAssertEqual(probe.status, 0, probe.stderr)
+            XCTAssertTrue(probe.stdout.contains("duration_ts=\(input.valid)\n"), "\(name): \(probe.stdout)")
+            XCTAssertTrue(probe.stdout.contains("start_time=0.000000\n"), "\(name): \(probe.stdout)")
+            XCTAssertTrue(probe.stdout.contains("time_base=1/44100\n"), "\(name): \(probe.stdout)")
+
+            // GStreamer applies it too: its first decoded audio is the first valid sample
+            // (not the encoder delay), and it plays no more than the valid samples. (It
+            // drops up to the last two packets at a segment end inside a packet, as it
+            // does on FFmpeg's own files: hence the lower bound.)
+            let raw = directory.file(name + ".raw")
+            guard let gst = try HostileMetadataTests.run("gst-launch-1.0", [
+                "-q", "filesrc", "location=\(output)", "!", "qtdemux", "!", "decodebin", "!", "audioconvert", "!",
+                "audio/x-raw,format=S16LE", "!", "filesink", "location=\(raw)",
+            ]) else { return XCTFail("gst-launch-1.0 is required") }
+            XCTAssertEqual(gst.status, 0, gst.stderr)
+            let decoded = UInt64(readFile(raw).count / 2)
+            XCTAssertLessThanOrEqual(decoded, input.valid, name)
+            XCTAssertGreaterThan(decoded + 3 * 1024, input.valid, name)
+            let first = try XCTUnwrap(HostileMetadataTests.run("gst-launch-1.0", [
+                "-v", "filesrc", "location=\(output)", "!", "qtdemux", "!", "decodebin", "!", "audioconvert", "!",
+                "identity", "silent=false", "!", "fakesink",
+            ]))
+            // The first buffer's time: the priming, 3622 / 44100 s = 0.082131519 s.
+            let chain = first.stdout.split(separator: "\n").first { $0.contains("chain") } ?? ""
+            XCTAssertTrue(chain.contains("pts: 0:00:00.082131519"), "\(name): \(chain)")
+        }
+    }
+
+    /// The reader applies the same rule: one edit, in the media timescale.
+    func testReaderPresentsTheValidSamples() throws {
+        let input = try makeInput()
+        let reader = try MovieReader(reading: MemoryByteSource(readFile(input.path)))
+        let track = try XCTUnwrap(reader.tracks.first { $0.kind == .audio })
+        let samples = try reader.samples(of: track)
+        XCTAssertEqual(samples.endDecodeTime - samples.firstDecodeTime, input.total)
+        let presentation = reader.presentation(of: track, samples: samples)
+        XCTAssertEqual(presentation.edits, [.init(segmentDuration: input.valid, mediaTime: Int64(Self.priming))])
+        XCTAssertTrue(presentation.isFromGaplessInfo)
+    }
+}
