@@ -264,6 +264,7 @@ public struct MovieWriter: Sendable {
         w.box(.trak) { w in
             var header = TrackHeaderBox(trackID: track.trackID, duration: fragmented ? 0 : presentedDuration(track),
                                         alternateGroup: description.alternateGroup, volume: description.volume)
+            if !description.isEnabled { header.flags &= ~TrackHeaderBox.enabledFlag }
             header.width = description.width
             header.height = description.height
             if let matrix = description.matrix, matrix.count == 9 { header.matrix = matrix }
