@@ -9,6 +9,16 @@ struct ClipTiming: Sendable, Equatable {
     var priming: UInt64
     /// The ticks the clip presents after its priming; more than 0.
     var presented: UInt64
+    /// How late a packet seam may land, in ticks: the previous clip's padding plays that
+    /// long, as silence. 4 ms unless given.
+    var lateAllowance: UInt64 = 0
+
+    init(durations: [UInt32], priming: UInt64, presented: UInt64, lateAllowance: UInt64) {
+        self.durations = durations
+        self.priming = priming
+        self.presented = presented
+        self.lateAllowance = lateAllowance
+    }
 
     /// The packets' durations as decoded: a decoder outputs a whole frame for every packet,
     /// but muxers shorten the last packet's `stts` duration so that the media ends where
@@ -58,9 +68,11 @@ struct MusicLayout: Sendable, Equatable {
 /// - **Packet seams** (the default): one edit for the whole music. Each seam is made of
 ///   whole packets: the next clip's priming packets are dropped, and the previous clip
 ///   keeps as many of its last packets as puts the next clip's first presented sample
-///   nearest to where it belongs. "Where it belongs" is the sum of the presented lengths
-///   of all clips before it, so the error of one seam is never carried into the next: the
-///   music never drifts, and every seam is within half a packet of the ideal.
+///   nearest to where it belongs without landing more than ``ClipTiming/lateAllowance``
+///   late (a late seam plays the previous clip's padding: silence). "Where it belongs" is
+///   the sum of the presented lengths of all clips before it, so the error of one seam is
+///   never carried into the next: the music never drifts, and every seam is within one
+///   packet of the ideal, at most the allowance late.
 /// - **Exact seams**: one edit per clip, skipping each clip's priming and cutting it to the
 ///   sample. Exact, but most players other than AVFoundation/QuickTime stop or gap at the
 ///   second edit.
@@ -155,6 +167,10 @@ enum SeamPlanner {
             let nextResidual = Int64(next.priming - droppedTicks)
             let nextIdeal = ideal + Int64(clip.presented)
             // Keep m ≥ 1 packets of this clip: the seam lands at start + ticks(m) + nextResidual.
+            // A late seam plays the previous clip's padding, which decodes as silence, so it
+            // may be at most `late` ticks late; an early one cuts the previous clip's end.
+            // The nearest end within (late - frame, late] is taken.
+            let late = Int64(clips[index].lateAllowance)
             var bestCount = 1
             var bestError = Int64.max
             var end = start
@@ -163,11 +179,10 @@ enum SeamPlanner {
                 end += Int64(clip.durations[first + m])
                 m += 1
                 let error = end + nextResidual - nextIdeal
-                if abs(error) < abs(bestError) || (abs(error) == abs(bestError) && error < 0) {
-                    bestError = error
-                    bestCount = m
-                }
-                if error > 0 { break }  // Later ends only move further away.
+                if error > late && bestError != Int64.max { break }  // Later ends only move further away.
+                bestError = error
+                bestCount = m
+                if error > late { break }
             }
             var kept: Int64 = 0
             for i in first..<(first + bestCount) { kept += Int64(clip.durations[i]) }
