@@ -64,8 +64,8 @@ let usage = """
     is, and one audio track holds the --audio clips back to back from the start (or from
     --offset S seconds), cut to the sample where the video ends. The clips are joined at
     packet level under one edit, which plays in every player: each clip's priming packets
-    are dropped and each seam lands within an audio frame of the exact point (at most 4 ms
-    late, as a late seam is silence), never drifting. --exact-seams joins them to the sample with one edit per clip instead, for
+    are dropped and each seam lands within half an audio frame of the exact point, never
+    drifting. --exact-seams joins them to the sample with one edit per clip instead, for
     players that honour multi-entry edit lists (AVFoundation/QuickTime); others may stop
     or gap. --loop repeats the clips until the video ends; --keep-original-audio keeps the
     video's own audio as a second, disabled track (else it is dropped, as stderr says).

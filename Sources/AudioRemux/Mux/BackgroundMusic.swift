@@ -66,8 +66,8 @@ public struct MuxResult: Sendable, Equatable {
     /// Whether the clips were joined sample-exactly (``MuxOptions/exactSeams``).
     public var exactSeams: Bool
     /// The largest distance, in seconds, between where a clip starts on the music's
-    /// timeline and where it belongs (0 for exact seams or a single clip): less than a
-    /// packet, at most 4 ms late, and never growing from seam to seam.
+    /// timeline and where it belongs (0 for exact seams or a single clip): at most half a
+    /// packet, and never growing from seam to seam.
     public var largestSeamError: Double
     /// What of the video was not carried over: its own audio, other tracks, metadata that
     /// could not be copied safely. One sentence each.
@@ -82,8 +82,8 @@ public struct MuxResult: Sendable, Equatable {
 /// The output's movie timescale is the audio's sample rate, so the music's edits are exact
 /// without decoding. By default the clips are joined at packet level under **one edit**
 /// (``SeamPlanner``): each seam drops the next clip's priming packets and keeps as much of
-/// the previous clip as puts the next one within a packet of where it belongs and at most
-/// 4 ms late (a late seam plays padding: silence), the error never accumulating; the edit skips the first clip's priming and cuts the last
+/// the previous clip as puts the next one within half a packet of where it belongs, the
+/// error never accumulating; the edit skips the first clip's priming and cuts the last
 /// clip at the video's end to the sample. Every player plays one edit. With
 /// ``MuxOptions/exactSeams`` each clip has its own edit, exact to the sample, for players
 /// that honour multi-entry edit lists (AVFoundation/QuickTime); others may stop or gap.
@@ -511,8 +511,7 @@ struct Clip {
             presented = min(presented, ticks)
         }
         guard presented > 0 else { throw RemuxError(.invalidInput, "\(path) holds no audio to play") }
-        timing = ClipTiming(durations: durations, priming: priming, presented: presented,
-                            lateAllowance: UInt64(timescale) / 250)
+        timing = ClipTiming(durations: durations, priming: priming, presented: presented)
     }
 
     /// Refuses tracks whose samples live in another file (a `dref` entry without the
