@@ -80,11 +80,13 @@ public struct MuxResult: Sendable, Equatable {
 /// track made of the clips back to back, cut where the video ends.
 ///
 /// The output's movie timescale is the audio's sample rate, so the music's edits are exact
-/// without decoding. By default the clips are joined at packet level under **one edit**
-/// (``SeamPlanner``): each seam drops the next clip's priming packets and keeps as much of
-/// the previous clip as puts the next one within half a packet of where it belongs, the
-/// error never accumulating; the edit skips the first clip's priming and cuts the last
-/// clip at the video's end to the sample. Every player plays one edit. With
+/// without decoding. By default the clips are joined at packet level under **one edit**:
+/// each seam drops the next clip's priming packets but its last one, which stands in for
+/// the previous clip's last packet (it gives the next clip's first frame its decoder
+/// pre-roll and decodes to the previous clip fading out), and keeps as much of the
+/// previous clip as puts the next one within half a packet of where it belongs, the error
+/// never accumulating; the edit skips the first clip's priming and cuts the last clip at
+/// the video's end to the sample. Every player plays one edit. With
 /// ``MuxOptions/exactSeams`` each clip has its own edit, exact to the sample, for players
 /// that honour multi-entry edit lists (AVFoundation/QuickTime); others may stop or gap.
 ///

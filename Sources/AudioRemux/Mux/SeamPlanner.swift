@@ -128,7 +128,7 @@ enum SeamPlanner {
                                         into layout: inout MusicLayout) {
         // Times on the music's timeline: 0 is the first clip's first presented sample. Signed,
         // as the first clip's priming packets start before it.
-        let target = Int64(needed)  // A duration in ticks of a checked video length: < 2^62.
+        let target = Int64(clamping: needed)  // A claimed length past 2^63 ticks is never reached.
         var ideal: Int64 = 0  // Where the current clip's first presented sample belongs.
         var start = -Int64(clips[0].priming)  // Where the current piece's first packet starts.
         var first = 0  // The current piece's first packet.
