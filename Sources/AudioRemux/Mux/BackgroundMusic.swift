@@ -281,7 +281,8 @@ struct MuxPlan {
                 try BackgroundMusic.converted { try reader.samples(of: track) }
             }
             let presentation = reader.presentation(of: track, samples: samples)
-            let id = try BackgroundMusic.converted { try output.addTrack(TrackDescription(copying: track.track)) }
+            let copied = Self.copied(track.track, notes: &notes)
+            let id = try BackgroundMusic.converted { try output.addTrack(copied) }
             var ticks = rescale(samples.totalDuration, from: track.timescale, to: timescale) ?? 0
             if !presentation.edits.isEmpty, let original = track.editList?.entries {
                 // The video's own edits (the presentation only vouches that they are sound).
@@ -368,7 +369,7 @@ struct MuxPlan {
                     try BackgroundMusic.converted { try reader.samples(of: track) }
                 }
                 let presentation = reader.presentation(of: track, samples: samples)
-                var original = TrackDescription(copying: track.track)
+                var original = Self.copied(track.track, notes: &notes)
                 original.isEnabled = false
                 original.alternateGroup = 1
                 let id = try BackgroundMusic.converted { try output.addTrack(original) }
@@ -395,6 +396,23 @@ struct MuxPlan {
         }
         self.writer = output
         dropped = notes
+    }
+
+    /// The description of a copied track, its `udta` and `elng` checked as extraction checks
+    /// them (``CopiedBoxSanitizer``); what could not be kept is noted.
+    static func copied(_ track: Track, notes: inout [String]) -> TrackDescription {
+        var description = TrackDescription(copying: track)
+        if let box = track.userData {
+            let result = CopiedBoxSanitizer.sanitize(box, depth: 3, parentPath: track.path)
+            notes += result.warnings
+            description.userData = result.bytes
+        }
+        if let box = track.extendedLanguage {
+            let result = CopiedBoxSanitizer.sanitize(box, depth: 4, parentPath: track.path + "/mdia")
+            notes += result.warnings
+            description.extendedLanguage = result.bytes
+        }
+        return description
     }
 
     /// Writes the file into `sink`; returns its size.
