@@ -38,6 +38,7 @@ def run(*args):
 
 def check(name, ok, detail=""):
     results.append(ok)
+    detail = detail if not ok or len(detail) <= 100 else detail[:97] + "..."
     print(("ok   " if ok else "FAIL ") + name + (f": {detail}" if detail else ""))
 
 
@@ -245,7 +246,8 @@ def main():
         # A phone-like video: tags, location, iPhone keys (moov/meta, mdta), its own audio.
         ffmpeg("-f", "lavfi", "-i", "testsrc=size=64x64:rate=25", "-f", "lavfi", "-i", "sine=f=300:r=44100",
                "-t", "4", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-movflags", "use_metadata_tags",
-               "-metadata", "title=Holiday", "-metadata", "com.apple.quicktime.make=Apple",
+               "-metadata", "title=Holiday", "-metadata", "creation_time=2026-07-14T10:00:00Z",
+               "-metadata", "com.apple.quicktime.make=Apple",
                "-metadata", "com.apple.quicktime.model=iPhone 15",
                "-metadata", "com.apple.quicktime.location.ISO6709=+48.8577+002.2950+035.000/",
                "-metadata", "com.apple.quicktime.creationdate=2026-07-14T12:00:00+0200", path("phone.mp4"))
@@ -305,7 +307,7 @@ def main():
         check("metadata: mux succeeds", r.returncode == 0, r.stderr.strip())
         tags = json.loads(run("ffprobe", "-v", "error", "-show_entries", "format_tags", "-of", "json",
                               out).stdout).get("format", {}).get("tags", {})
-        for key in ("title", "com.apple.quicktime.make", "com.apple.quicktime.model",
+        for key in ("title", "creation_time", "com.apple.quicktime.make", "com.apple.quicktime.model",
                     "com.apple.quicktime.location.ISO6709", "com.apple.quicktime.creationdate"):
             check(f"metadata: {key} kept", key in tags, str(tags))
         check("metadata: stderr names the dropped original audio", "own audio" in r.stderr, r.stderr.strip())

@@ -259,6 +259,8 @@ struct MuxPlan {
         self.timescale = timescale
 
         var output = MovieWriter(movieTimescale: timescale)
+        output.creationTime = reader.movie.header.creationTime
+        output.modificationTime = reader.movie.header.modificationTime
         var notes: [String] = []
         if options.keepMetadata {
             func checked(_ box: [UInt8]?) -> [UInt8]? {
@@ -526,7 +528,10 @@ struct Clip {
         let presentation = reader.presentation(of: track, samples: samples)
         let priming = min(presentation.priming, total)
         var presented = total - priming
-        let segments = presentation.edits.filter { !$0.isEmpty }.map(\.segmentDuration).saturatingSum
+        let segments = presentation.edits.filter { !$0.isEmpty }.reduce(UInt64(0)) { sum, edit in
+            let (total, overflow) = sum.addingReportingOverflow(edit.segmentDuration)
+            return overflow ? .max : total
+        }
         if segments > 0, let ticks = rescale(segments, from: reader.movie.header.timescale, to: timescale) {
             presented = min(presented, ticks)
         }
