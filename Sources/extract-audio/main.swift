@@ -63,9 +63,9 @@ let usage = """
     mux puts music under a video, also by stream copy: the video track is copied as it
     is, and one audio track holds the --audio clips back to back from the start (or from
     --offset S seconds), cut to the sample where the video ends. The clips are joined at
-    packet level under one edit, which plays in every player: each clip's priming packets
-    are dropped and each seam lands within half an audio frame of the exact point, never
-    drifting. --exact-seams joins them to the sample with one edit per clip instead, for
+    packet level under one edit, which plays in every player: the clips' priming is
+    skipped by whole packets (the last priming packet stays, as the decoder's pre-roll) and
+    each seam lands within half an audio frame of the exact point, never drifting. --exact-seams joins them to the sample with one edit per clip instead, for
     players that honour multi-entry edit lists (AVFoundation/QuickTime); others may stop
     or gap. --loop repeats the clips until the video ends; --keep-original-audio keeps the
     video's own audio as a second, disabled track (else it is dropped, as stderr says).
