@@ -31,7 +31,8 @@ struct Arguments {
         .extract: ["--track", "--track-id", "--output-dir", "--overwrite", "--skip-existing", "--salvage",
                    "--no-metadata", "--quiet", "--json"],
         .probe: ["--json", "--list", "--packets", "--track-id"],
-        .mux: ["--audio", "--offset", "--loop", "--keep-original-audio", "--overwrite", "--quiet", "--json"],
+        .mux: ["--audio", "--offset", "--loop", "--keep-original-audio", "--exact-seams", "--no-metadata", "--overwrite",
+               "--quiet", "--json"],
     ]
 
     /// The path that names a standard stream: standard input as INPUT, standard output as OUTPUT.
@@ -53,6 +54,8 @@ struct Arguments {
     var musicOffset = 0.0
     var keepOriginalAudio = false
     var loop = false
+    /// `mux --exact-seams`: one edit per clip, for players that honour multi-entry edit lists.
+    var exactSeams = false
 
     struct UsageError: Error {
         let message: String
@@ -108,6 +111,7 @@ struct Arguments {
             case "-a", "--audio": music.append(try value(name, attached))
             case "--keep-original-audio": keepOriginalAudio = true
             case "--loop": loop = true
+            case "--exact-seams": exactSeams = true
             case "--offset":
                 let text = try value(name, attached)
                 guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {

@@ -17,7 +17,8 @@ let usage = """
       extract-audio [OPTIONS] INPUT… --output-dir DIR
       extract-audio probe [--json] INPUT...       (or: extract-audio --list INPUT...)
       extract-audio probe --packets [--track-id ID] [--json] INPUT
-      extract-audio mux VIDEO --audio MUSIC… [--offset S] [--loop] [--keep-original-audio] OUTPUT.mp4
+      extract-audio mux VIDEO --audio MUSIC… [--offset S] [--loop] [--exact-seams]
+                        [--keep-original-audio] [--no-metadata] OUTPUT.mp4
       extract-audio help | --help | --version
 
     Copies an audio track of an MP4/MOV/M4A/3GP file (regular or fragmented) into a new
@@ -61,10 +62,16 @@ let usage = """
 
     mux puts music under a video, also by stream copy: the video track is copied as it
     is, and one audio track holds the --audio clips back to back from the start (or from
-    --offset S seconds), each clip's priming skipped so they join without a gap, cut to
-    the sample where the video ends. --loop repeats the clips until the video ends;
-    --keep-original-audio keeps the video's own audio as a second, disabled track. The
-    clips must share codec, sample rate, channels and configuration.
+    --offset S seconds), cut to the sample where the video ends. The clips are joined at
+    packet level under one edit, which plays in every player: the clips' priming is
+    skipped by whole packets (the last priming packet stays, as the decoder's pre-roll) and
+    each seam lands within half an audio frame of the exact point, never drifting. --exact-seams joins them to the sample with one edit per clip instead, for
+    players that honour multi-entry edit lists (AVFoundation/QuickTime); others may stop
+    or gap. --loop repeats the clips until the video ends; --keep-original-audio keeps the
+    video's own audio as a second, disabled track (else it is dropped, as stderr says).
+    The video's tags, cover art and metadata keys (make, model, location, creation date)
+    are kept unless --no-metadata. The clips must share codec, sample rate, channels and
+    configuration.
 
     Examples:
       extract-audio talk.mp4 talk.m4a
@@ -288,28 +295,7 @@ func run() -> ExitStatus {
         if arguments.packets { return Probe.packets(inputs[0], trackID: arguments.trackID, json: arguments.json) }
         return Probe.run(inputs, json: arguments.json)
     case .mux(let video, let music, let output):
-        let options = MuxOptions(musicOffset: arguments.musicOffset, keepOriginalAudio: arguments.keepOriginalAudio,
-                                 loop: arguments.loop, overwrite: arguments.overwrite)
-        do {
-            let result = try BackgroundMusic.mux(video: video, music: music, to: output, options: options)
-            if arguments.json {
-                Terminal.line(JSON.object([
-                    ("video", .string(video)), ("music", .array(music.map(JSON.string))),
-                    ("output", .string(output)), ("status", .string("ok")),
-                    ("video_duration", .double(result.videoDuration)),
-                    ("music_duration", .double(result.musicDuration)),
-                    ("clips_placed", .int(result.clipsPlaced)), ("bytes", .int(Int(clamping: result.bytesWritten))),
-                    ("peak_memory_kib", .optional(Terminal.peakMemoryKiB())),
-                ]).compactText)
-            } else if !arguments.quiet {
-                Terminal.line("wrote \(output): \(result.videoTrackCount) video track(s), music from "
-                              + "\(result.clipsPlaced) clip(s) for \(formatted(result.musicDuration, digits: 3)) s of "
-                              + "\(formatted(result.videoDuration, digits: 3)) s, \(result.bytesWritten) bytes")
-            }
-            return .success
-        } catch {
-            return report(error, input: video, output: output, json: arguments.json, about: [video] + music + [output])
-        }
+        return runMux(video: video, music: music, output: output, arguments: arguments)
     case .extract(let jobs):
         if let job = jobs.first, job.output == Arguments.standardStream, isatty(1) != 0 {
             Terminal.error("standard output is a terminal: redirect it to a file or a pipe to receive the M4A")
@@ -347,6 +333,65 @@ func run() -> ExitStatus {
         }
         return firstFailure ?? .success
     }
+}
+
+/// `mux`: the progress bar on a terminal, the "wrote" line or --json object, and on stderr
+/// what of the video was not carried over.
+func runMux(video: String, music: [String], output: String, arguments: Arguments) -> ExitStatus {
+    let options = MuxOptions(musicOffset: arguments.musicOffset, keepOriginalAudio: arguments.keepOriginalAudio,
+                             loop: arguments.loop, exactSeams: arguments.exactSeams,
+                             keepMetadata: arguments.keepMetadata, overwrite: arguments.overwrite)
+    let bar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal ? ProgressBar(label: video) : nil
+    do {
+        let result = try BackgroundMusic.mux(video: video, music: music, to: output, options: options,
+                                             progress: bar.map { bar in
+                                                 { bar.update(ExtractionProgress(bytesDone: $0.sampleBytesDone,
+                                                                                 bytesTotal: $0.sampleBytesTotal,
+                                                                                 samplesDone: 0, samplesTotal: 0)) }
+                                             })
+        bar?.finish()
+        if !arguments.quiet {
+            for note in result.dropped { Terminal.write("extract-audio: dropped \(note)\n", to: 2) }
+        }
+        if arguments.json {
+            Terminal.line(muxJSON(result, video: video, output: output).compactText)
+        } else if !arguments.quiet {
+            Terminal.line("wrote \(output): \(result.videoTrackCount) video track(s), music from "
+                          + describeClips(result.clips) + " for \(formatted(result.musicDuration, digits: 3)) s of "
+                          + "\(formatted(result.videoDuration, digits: 3)) s, \(result.bytesWritten) bytes")
+        }
+        return .success
+    } catch {
+        bar?.finish()
+        return report(error, input: video, output: output, json: arguments.json, about: [video] + music + [output])
+    }
+}
+
+/// "song.m4a looped 12 times", "2 clips", "a.m4a (and b.m4a, not reached)".
+func describeClips(_ clips: [MuxResult.ClipUse]) -> String {
+    if clips.count == 1, let clip = clips.first {
+        return clip.plays > 1 ? "\(clip.path) looped \(clip.plays) times" : clip.path
+    }
+    let looped = clips.contains { $0.plays > 1 }
+    let unused = clips.filter { $0.plays == 0 }.count
+    return "\(clips.count) clips" + (looped ? " looped (\(clips.map { String($0.plays) }.joined(separator: "/")) plays)" : "")
+        + (unused > 0 ? ", \(unused) not reached before the video ends" : "")
+}
+
+/// The --json object of a mux: `input` is the video, `clips` the music files.
+func muxJSON(_ result: MuxResult, video: String, output: String) -> JSON {
+    JSON.object([
+        ("input", .string(video)), ("output", .string(output)), ("status", .string("ok")),
+        ("clips", .array(result.clips.map { .object([("path", .string($0.path)), ("plays", .int($0.plays))]) })),
+        ("seams", .string(result.exactSeams ? "exact" : "packet")),
+        ("largest_seam_error", .double(result.largestSeamError)),
+        ("video_tracks", .int(result.videoTrackCount)),
+        ("video_duration", .double(result.videoDuration)),
+        ("music_duration", .double(result.musicDuration)),
+        ("dropped", .array(result.dropped.map(JSON.string))),
+        ("bytes", .int(Int(clamping: result.bytesWritten))),
+        ("peak_memory_kib", .optional(Terminal.peakMemoryKiB())),
+    ])
 }
 
 exit(run().rawValue)

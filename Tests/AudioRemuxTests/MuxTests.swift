@@ -49,7 +49,13 @@ final class MuxTests: XCTestCase {
         let first = clip("a.m4a", count: 60, presentedMilliseconds: 1300)  // 57330 ticks after priming
         let second = clip("b.m4a", count: 50, presentedMilliseconds: 1100)  // 48510 ticks
         let third = clip("c.m4a", count: 80, presentedMilliseconds: 1800)
-        let (result, bytes) = try mux([first, second, third])
+        // The default: one edit over packet seams (issue 12).
+        let (packetSeams, packetBytes) = try mux([first, second, third])
+        XCTAssertEqual(packetSeams.clips.map(\.plays), [1, 1, 1])
+        XCTAssertEqual(try DemuxedTrack(path: "out", bytes: packetBytes).track.editList?.entries,
+                       [.init(segmentDuration: 132300, mediaTime: 1024)])
+        // --exact-seams: the sample-exact layout, an edit per clip (pinned here on purpose).
+        let (result, bytes) = try mux([first, second, third], MuxOptions(exactSeams: true))
         XCTAssertEqual(result.clipsPlaced, 3)
         XCTAssertEqual(result.musicDuration, result.videoDuration, accuracy: 0.001)
 
@@ -88,7 +94,11 @@ final class MuxTests: XCTestCase {
 
     func testLoopRepeatsTheClipsUntilTheVideoEnds() throws {
         let short = clip("short.m4a", count: 40, presentedMilliseconds: 800)  // 35280 ticks
-        let (result, bytes) = try mux([short], MuxOptions(loop: true))
+        let (looped, loopedBytes) = try mux([short], MuxOptions(loop: true))
+        XCTAssertEqual(looped.clips.map(\.plays), [4], "one clip, looped 4 times")
+        XCTAssertEqual(try DemuxedTrack(path: "out", bytes: loopedBytes).track.editList?.entries,
+                       [.init(segmentDuration: 132300, mediaTime: 1024)], "one edit")
+        let (result, bytes) = try mux([short], MuxOptions(loop: true, exactSeams: true))
         XCTAssertEqual(result.clipsPlaced, 4)
         let edits = try XCTUnwrap(try DemuxedTrack(path: "out", bytes: bytes).track.editList?.entries)
         XCTAssertEqual(edits.map(\.segmentDuration), [35280, 35280, 35280, 132300 - 3 * 35280])
@@ -142,5 +152,65 @@ final class MuxTests: XCTestCase {
         }
         XCTAssertEqual(readFile(existing), [1, 2, 3])
         XCTAssertFalse(directory.contents.contains { $0.hasPrefix("x.mp4") || $0.contains(".extract-audio-") })
+    }
+}
+
+/// The library form's progress and cancellation (issue 12).
+final class MuxProgressTests: XCTestCase {
+    let directory = TemporaryDirectory()
+    let video = fixture("aac-h264-faststart.mp4")
+
+    override func tearDown() {
+        directory.remove()
+    }
+
+    func clip() -> String {
+        var synthetic = SyntheticMovie(sampleCount: 200)
+        synthetic.editList = EditListBox(entries: [.init(segmentDuration: 4500, mediaTime: 1024)])
+        synthetic.sampleEntries = [AudioSampleEntry.isoEntry(format: .mp4a, channelCount: 2, sampleRate: 44100,
+                                                             children: [SyntheticMovie.esds(objectType: 0x40,
+                                                                                            config: [0x12, 0x10])])]
+        return directory.write("clip.m4a", synthetic.build())
+    }
+
+    func testProgressGrowsToTheTotal() throws {
+        var reports: [MuxProgress] = []
+        let output = directory.file("out.mp4")
+        let result = try BackgroundMusic.mux(video: video, music: [clip()], to: output,
+                                             progress: { reports.append($0) })
+        XCTAssertFalse(reports.isEmpty)
+        XCTAssertEqual(zip(reports, reports.dropFirst()).filter { $0.bytesDone > $1.bytesDone }.count, 0)
+        XCTAssertEqual(reports.last?.bytesDone, result.bytesWritten)
+        XCTAssertEqual(reports.last?.sampleBytesDone, reports.last?.sampleBytesTotal)
+    }
+
+    func testCancellationLeavesNothingBehind() throws {
+        let output = directory.file("cancelled.mp4")
+        XCTAssertThrowsError(try BackgroundMusic.mux(video: video, music: [clip()], to: output,
+                                                     isCancelled: { true })) {
+            XCTAssertEqual(($0 as? RemuxError)?.code, .cancelled)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.contains("cancelled") }, [])
+    }
+
+    func testAsyncFormHonoursTaskCancellation() async throws {
+        let output = directory.file("task.mp4")
+        let music = clip()
+        let video = video
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await BackgroundMusic.mux(video: video, music: [music], to: output)
+        }
+        do {
+            _ = try await task.value
+            XCTFail("a cancelled task wrote the file")
+        } catch {
+            XCTAssertEqual((error as? RemuxError)?.code, .cancelled)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+        let result = try await BackgroundMusic.mux(video: video, music: [music], to: output)
+        XCTAssertEqual(result.clips.map(\.plays), [1])
     }
 }

@@ -1,7 +1,7 @@
 import ISOBMFF
 
-/// Options for ``BackgroundMusic/mux(video:music:to:options:isCancelled:)-(String,_,_,_,_)`` and its
-/// form over byte sources.
+/// Options for ``BackgroundMusic/mux(video:music:to:options:progress:isCancelled:)-(String,_,_,_,_,_)`` and its
+/// other forms.
 public struct MuxOptions: Sendable {
     /// Where the music starts, in seconds from the start of the video.
     public var musicOffset: Double
@@ -10,6 +10,13 @@ public struct MuxOptions: Sendable {
     public var keepOriginalAudio: Bool
     /// Repeat the clips until the video ends.
     public var loop: Bool
+    /// Join the clips sample-exactly with one edit per clip, for players that honour
+    /// multi-entry edit lists (AVFoundation/QuickTime); others may stop or gap. Off by
+    /// default: the clips are joined at packet level under one edit, which plays everywhere.
+    public var exactSeams: Bool
+    /// Keep the video's tags, cover art and metadata keys (make, model, location, creation
+    /// date). On by default.
+    public var keepMetadata: Bool
     /// Replace an existing destination (atomically). Off by default: an existing file is
     /// never touched.
     public var overwrite: Bool
@@ -17,12 +24,16 @@ public struct MuxOptions: Sendable {
     public var bufferSize: Int
 
     /// Options with safe defaults: music from the start, the video's audio dropped, no loop,
-    /// an existing destination left alone, a 1 MiB buffer (raised to at least 64 KiB).
-    public init(musicOffset: Double = 0, keepOriginalAudio: Bool = false, loop: Bool = false, overwrite: Bool = false,
+    /// packet seams, the video's metadata kept, an existing destination left alone, a 1 MiB
+    /// buffer (raised to at least 64 KiB).
+    public init(musicOffset: Double = 0, keepOriginalAudio: Bool = false, loop: Bool = false,
+                exactSeams: Bool = false, keepMetadata: Bool = true, overwrite: Bool = false,
                 bufferSize: Int = 1 << 20) {
         self.musicOffset = musicOffset
         self.keepOriginalAudio = keepOriginalAudio
         self.loop = loop
+        self.exactSeams = exactSeams
+        self.keepMetadata = keepMetadata
         self.overwrite = overwrite
         self.bufferSize = max(bufferSize, 64 << 10)
     }
@@ -30,17 +41,37 @@ public struct MuxOptions: Sendable {
 
 /// What ``BackgroundMusic`` produced.
 public struct MuxResult: Sendable, Equatable {
+    /// One music clip and how often it was placed.
+    public struct ClipUse: Sendable, Equatable {
+        /// The clip's path (or "clip 1", … for byte sources).
+        public var path: String
+        /// How many times the clip plays: more than 1 when looped, 0 when the video ended
+        /// before it.
+        public var plays: Int
+    }
+
     /// Where the output was published.
     public var outputPath: String
     /// How many video tracks were copied.
     public var videoTrackCount: Int
-    /// How many clips were placed (a clip used twice by `loop` counts twice).
-    public var clipsPlaced: Int
+    /// The clips in the order given, each with how many times it plays.
+    public var clips: [ClipUse]
+    /// How many clips were placed in all (a clip looped N times counts N times).
+    public var clipsPlaced: Int { clips.reduce(0) { $0 + $1.plays } }
     /// Seconds.
     public var videoDuration: Double
     /// The music track's presented duration in seconds, counted from the start of the video
     /// (``MuxOptions/musicOffset`` included).
     public var musicDuration: Double
+    /// Whether the clips were joined sample-exactly (``MuxOptions/exactSeams``).
+    public var exactSeams: Bool
+    /// The largest distance, in seconds, between where a clip starts on the music's
+    /// timeline and where it belongs (0 for exact seams or a single clip): at most half a
+    /// packet, and never growing from seam to seam.
+    public var largestSeamError: Double
+    /// What of the video was not carried over: its own audio, other tracks, metadata that
+    /// could not be copied safely. One sentence each.
+    public var dropped: [String]
     /// The size of the output file.
     public var bytesWritten: UInt64
 }
@@ -48,12 +79,20 @@ public struct MuxResult: Sendable, Equatable {
 /// Puts music under a video by stream copy: the video track(s) unchanged, and one audio
 /// track made of the clips back to back, cut where the video ends.
 ///
-/// Timing is exact without decoding: the output's movie timescale is the audio's sample
-/// rate, and an edit list entry per clip skips that clip's priming (so the clips join
-/// gaplessly) and cuts the last clip at the video's end to the sample — the last packet is
-/// kept, the edit trims it. Clips must share one coding (codec, sample rate, channels and
-/// decoder configuration): players do not reconfigure a decoder in the middle of a track,
-/// so clips that differ are refused rather than written as several sample entries.
+/// The output's movie timescale is the audio's sample rate, so the music's edits are exact
+/// without decoding. By default the clips are joined at packet level under **one edit**:
+/// each seam drops the next clip's priming packets but its last one, which stands in for
+/// the previous clip's last packet (it gives the next clip's first frame its decoder
+/// pre-roll and decodes to the previous clip fading out), and keeps as much of the
+/// previous clip as puts the next one within half a packet of where it belongs, the error
+/// never accumulating; the edit skips the first clip's priming and cuts the last clip at
+/// the video's end to the sample. Every player plays one edit. With
+/// ``MuxOptions/exactSeams`` each clip has its own edit, exact to the sample, for players
+/// that honour multi-entry edit lists (AVFoundation/QuickTime); others may stop or gap.
+///
+/// Clips must share one coding (codec, sample rate, channels and decoder configuration):
+/// players do not reconfigure a decoder in the middle of a track, so clips that differ are
+/// refused rather than written as several sample entries.
 public enum BackgroundMusic {
     /// Writes the video tracks of `videoPath` with the clips of `clipPaths` as their music to a
     /// new MP4 at `outputPath`.
@@ -67,11 +106,13 @@ public enum BackgroundMusic {
     ///   - videoPath: the MP4 or MOV whose video tracks are copied.
     ///   - clipPaths: the music, played back to back in this order; at least one.
     ///   - outputPath: the MP4 to create.
-    ///   - options: where the music starts, looping, the video's own audio, overwriting.
-    ///   - isCancelled: polled while copying; when it returns true the mux stops, removes its
+    ///   - options: where the music starts, looping, seams, the video's own audio, overwriting.
+    ///   - progress: called as the file is written, with the bytes written so far.
+    ///   - isCancelled: polled while writing; when it returns true the mux stops, removes its
     ///     temporary file and throws ``RemuxError/Code/cancelled``.
     public static func mux(video videoPath: String, music clipPaths: [String], to outputPath: String,
-                           options: MuxOptions = MuxOptions(), isCancelled: () -> Bool = { false }) throws -> MuxResult {
+                           options: MuxOptions = MuxOptions(), progress: ((MuxProgress) -> Void)? = nil,
+                           isCancelled: () -> Bool = { false }) throws -> MuxResult {
         guard !clipPaths.isEmpty else {
             throw RemuxError(.noAudioTrack, "no music clips were given")
         }
@@ -86,16 +127,25 @@ public enum BackgroundMusic {
         try Destination.check(outputPath, overwrite: options.overwrite)
 
         let plan = try MuxPlan(inputs: inputs, names: [videoPath] + clipPaths, options: options)
-        var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
-        do {
-            try plan.layout.write(tracks: plan.tracks, inputs: inputs, to: &output, bufferSize: options.bufferSize,
-                                  isCancelled: isCancelled)
-            try output.publish(overwrite: options.overwrite)
-        } catch {
-            output.discard()
-            throw error
-        }
-        return plan.result(outputPath: outputPath, bytesWritten: output.position)
+        let sink = try MovieFileSink(destination: outputPath, overwrite: options.overwrite, sources: inputs,
+                                     bufferSize: options.bufferSize)
+        var target = sink
+        let size = try plan.write(into: &target, progress: progress, isCancelled: isCancelled)
+        try sink.publish()
+        return plan.result(outputPath: outputPath, bytesWritten: size)
+    }
+
+    /// The `async` form of ``mux(video:music:to:options:progress:isCancelled:)-(String,_,_,_,_,_)``: it honours
+    /// the calling task's cancellation, removing the temporary file, and reports progress to
+    /// `progress` (called on the muxing thread).
+    ///
+    /// The work is blocking file I/O done in the calling task; call it from a task of its
+    /// own so that it does not hold up others.
+    public static func mux(video videoPath: String, music clipPaths: [String], to outputPath: String,
+                           options: MuxOptions = MuxOptions(),
+                           progress: (@Sendable (MuxProgress) -> Void)? = nil) async throws -> MuxResult {
+        try mux(video: videoPath, music: clipPaths, to: outputPath, options: options, progress: progress,
+                isCancelled: { Task.isCancelled })
     }
 
     /// Muxes from byte sources into any sink (memory, an app's own storage), as the file form
@@ -104,42 +154,37 @@ public enum BackgroundMusic {
     /// written so far is incomplete.
     public static func mux<Source: ByteSource>(video: Source, music clips: [Source], to sink: inout some ByteSink,
                                                options: MuxOptions = MuxOptions(),
+                                               progress: ((MuxProgress) -> Void)? = nil,
                                                isCancelled: () -> Bool = { false }) throws -> MuxResult {
         guard !clips.isEmpty else {
             throw RemuxError(.noAudioTrack, "no music clips were given")
         }
         let names = ["video"] + clips.indices.map { "clip \($0 + 1)" }
-        let plan = try MuxPlan(inputs: [video] + clips, names: names, options: options)
-        try plan.layout.write(tracks: plan.tracks, inputs: [video] + clips, to: &sink, bufferSize: options.bufferSize,
-                              isCancelled: isCancelled)
-        return plan.result(outputPath: "", bytesWritten: plan.layout.outputSize)
+        let inputs = [video] + clips
+        let plan = try MuxPlan(inputs: inputs, names: names, options: options)
+        var target = ByteSinkMovieSink(sink: sink, sources: inputs, bufferSize: options.bufferSize)
+        defer { sink = target.sink }
+        let size = try plan.write(into: &target, progress: progress, isCancelled: isCancelled)
+        return plan.result(outputPath: "", bytesWritten: size)
     }
 
     /// How many packets the music track will hold, from the clips' own numbers alone, before
     /// any table is built: `--loop` repeats the clips to fill `ticks` (a length the video
     /// only claims), so the count is computed with checked arithmetic and compared with
-    /// ``Limits/maximumMusicPackets`` by the caller. Saturates at `Int.max`. Throws when a clip
-    /// presents nothing (looping it would never fill the video).
-    static func musicPackets(clips: [Clip], filling ticks: UInt64, loop: Bool) throws -> Int {
-        var passes: [(ticks: UInt64, packets: Int)] = []
-        for clip in clips {
-            guard clip.presentedTicks > 0 else {
-                throw RemuxError(.invalidInput, "\(clip.path) holds no audio to play")
-            }
-            passes.append((clip.presentedTicks, clip.samplesCovering(until: clip.priming + clip.presentedTicks).count))
-        }
-        // Whole cycles through the clips, then the clips of the last, partial, cycle.
+    /// ``Limits/maximumMusicPackets`` by the caller. Saturates at `Int.max`.
+    static func musicPackets(clips: [ClipTiming], filling ticks: UInt64, loop: Bool) -> Int {
+        let passes = clips.map { ($0.presented, SeamPlanner.covering($0.durations, until: $0.priming + $0.presented).count) }
         var total = 0
         var left = ticks
         if loop {
             var cycleTicks: UInt64 = 0
             var cyclePackets = 0
             for pass in passes {
-                let (sum, overflow) = cycleTicks.addingReportingOverflow(pass.ticks)
+                let (sum, overflow) = cycleTicks.addingReportingOverflow(pass.0)
                 cycleTicks = overflow ? .max : sum
-                cyclePackets += pass.packets  // At most the clips' samples, each < 2^30.
+                cyclePackets += pass.1  // At most the clips' samples, each < 2^30.
             }
-            let cycles = left / cycleTicks  // cycleTicks > 0: every clip presents something.
+            let cycles = left / max(cycleTicks, 1)  // Every clip presents something (checked by Clip).
             left -= cycles * cycleTicks  // cycles * cycleTicks <= left.
             guard let count = Int(exactly: cycles) else { return .max }
             let (product, overflow) = count.multipliedReportingOverflow(by: cyclePackets)
@@ -147,8 +192,9 @@ public enum BackgroundMusic {
             total = product
         }
         for (clip, pass) in zip(clips, passes) where left > 0 {
-            let take = min(pass.ticks, left)
-            let (sum, overflow) = total.addingReportingOverflow(clip.samplesCovering(until: clip.priming + take).count)
+            let take = min(pass.0, left)
+            let (sum, overflow) = total.addingReportingOverflow(
+                SeamPlanner.covering(clip.durations, until: clip.priming + take).count + 1)
             if overflow { return .max }
             total = sum
             left -= take
@@ -164,40 +210,43 @@ public enum BackgroundMusic {
     }
 }
 
-/// Everything decided before the first byte is written: the tracks and the file's layout.
+/// Everything decided before the first byte is written: the writer with its tracks, and
+/// what the result will say.
 struct MuxPlan {
-    var tracks: [TrackPlan]
-    var layout: MuxLayout
+    var writer: MovieWriter
+    var music: MusicLayout
+    var names: [String]
     var videoTrackCount: Int
-    var clipsPlaced: Int
     var videoSeconds: Double
     var musicSeconds: Double
+    var timescale: UInt32
+    var dropped: [String]
+    var exactSeams: Bool
+    /// The clips placed, in all.
+    var clipsPlaced: Int { music.plays.reduce(0, +) }
 
     /// `inputs[0]` is the video, the rest are the clips (at least one); `names` name them in
     /// messages.
     init<Source: ByteSource>(inputs: [Source], names: [String], options: MuxOptions) throws {
-        let videoInput = inputs[0]
+        self.names = names
+        exactSeams = options.exactSeams
         let videoPath = names[0]
         // The video.
-        let videoMovie = try BackgroundMusic.blaming(video: videoPath) {
-            try BackgroundMusic.explained(parse { try Movie(reading: videoInput) }, source: videoInput)
+        let reader = try BackgroundMusic.blaming(video: videoPath) {
+            try BackgroundMusic.explained(source: inputs[0]) { try MovieReader(reading: inputs[0]) }
         }
-        let videoTracks = videoMovie.tracks.filter { $0.handlerType == .vide }
+        let videoTracks = reader.tracks.filter { $0.kind == .video }
         guard !videoTracks.isEmpty else {
-            throw RemuxError(.noVideoTrack, "\(videoPath) has no video track (it has \(Extraction.describe(videoMovie.tracks)))")
-        }
-        var plans: [TrackPlan] = []
-        for track in videoTracks {
-            let (table, _) = try Extraction.sampleTable(of: track, in: videoMovie, source: videoInput, salvage: false,
-                                                        name: videoPath)
-            plans.append(TrackPlan(copying: track, table: table, source: 0))
+            let described = reader.tracks.isEmpty ? "no tracks"
+                : "tracks " + reader.tracks.map { "\($0.id) (\($0.track.handlerType))" }.joined(separator: ", ")
+            throw RemuxError(.noVideoTrack, "\(videoPath) has no video track (it has \(described))")
         }
 
         // The clips.
         var clips: [Clip] = []
         for i in 1..<inputs.count {
             clips.append(try BackgroundMusic.blaming(clip: i - 1, names[i]) {
-                try Clip(path: names[i], input: inputs[i], source: i)
+                try Clip(path: names[i], input: inputs[i])
             })
         }
         let first = clips[0]
@@ -206,190 +255,313 @@ struct MuxPlan {
                              + "(\(clip.describe) vs \(first.describe)): clips must share codec, sample rate, channels "
                              + "and decoder configuration to share one audio track")
         }
-        let timescale = first.track.mediaHeader.timescale
-        guard timescale > 0 else { throw RemuxError(.invalidInput, "\(first.path): the media timescale is 0") }
+        let timescale = first.track.timescale  // > 0: checked by Clip.
+        self.timescale = timescale
 
-        // Video edit lists and durations move to the new movie timescale (the audio's, so that
-        // the music's edits are exact); the first video track's presented length is the goal.
-        for i in plans.indices {
-            plans[i].header.trackID = UInt32(i + 1)
-            plans[i].retime(from: videoMovie.header.timescale, to: timescale)
+        var output = MovieWriter(movieTimescale: timescale)
+        output.creationTime = reader.movie.header.creationTime
+        output.modificationTime = reader.movie.header.modificationTime
+        var notes: [String] = []
+        if options.keepMetadata {
+            func checked(_ box: [UInt8]?) -> [UInt8]? {
+                guard let box else { return nil }
+                let result = CopiedBoxSanitizer.sanitize(box, depth: 2, parentPath: "moov")
+                notes += result.warnings.map { "from the video's metadata: \($0)" }
+                return result.bytes
+            }
+            output.userData = checked(reader.movie.userData)
+            output.metadata = checked(reader.movie.metadata)
+        } else if reader.movie.userData != nil || reader.movie.metadata != nil {
+            notes.append("the video's metadata (tags, cover art, metadata keys)")
         }
-        let videoTicks = plans[0].header.duration
-        let videoSeconds = Double(videoTicks) / Double(timescale)
 
-        // The music track: clip after clip, each clip's priming skipped by its own edit.
+        // Video tracks: samples as they are, edits in the new movie timescale; the first
+        // video track's presented length is the goal.
+        var videoTicks: UInt64 = 0
+        for (n, track) in videoTracks.enumerated() {
+            let samples = try BackgroundMusic.blaming(video: videoPath) {
+                try BackgroundMusic.converted { try reader.samples(of: track) }
+            }
+            let presentation = reader.presentation(of: track, samples: samples)
+            let copied = Self.copied(track.track, notes: &notes)
+            let id = try BackgroundMusic.converted { try output.addTrack(copied) }
+            var ticks = rescale(samples.totalDuration, from: track.timescale, to: timescale) ?? 0
+            if !presentation.edits.isEmpty, let original = track.editList?.entries {
+                // The video's own edits (the presentation only vouches that they are sound).
+                var edits = original
+                var total: UInt64? = 0
+                for i in edits.indices {
+                    guard let duration = rescale(edits[i].segmentDuration, from: reader.movie.header.timescale,
+                                                 to: timescale),
+                          let sum = total?.addingReportingOverflow(duration), !sum.overflow else {
+                        total = nil
+                        break
+                    }
+                    edits[i].segmentDuration = duration
+                    total = sum.partialValue
+                }
+                if let total, total > 0 {
+                    try BackgroundMusic.converted { try output.setEdits(edits, for: id) }
+                    ticks = total
+                }
+            }
+            if n == 0 { videoTicks = ticks }
+            for sample in samples {
+                try BackgroundMusic.converted { try output.append(sample, from: 0, to: id) }
+            }
+        }
+        videoTrackCount = videoTracks.count
+        let videoSeconds = Double(videoTicks) / Double(timescale)
+        self.videoSeconds = videoSeconds
+
+        // The music track.
         guard let offsetTicks = BackgroundMusic.ticks(options.musicOffset, timescale), offsetTicks < videoTicks else {
             throw RemuxError(.invalidArgument, "the music would start at \(options.musicOffset) s, after the video ends "
                              + "(\(videoSeconds) s)")
         }
         let needed = videoTicks - offsetTicks  // offsetTicks < videoTicks, checked just above.
-        let packets = try BackgroundMusic.musicPackets(clips: clips, filling: needed, loop: options.loop)
+        let timings = clips.map(\.timing)
+        let packets = BackgroundMusic.musicPackets(clips: timings, filling: needed, loop: options.loop)
         // What the clips really hold may always be written once; repeating them is capped.
-        let limit = max(Limits.maximumMusicPackets, clips.reduce(0) { $0 + $1.table.sampleCount })
+        let limit = max(Limits.maximumMusicPackets, clips.reduce(0) { $0 + $1.samples.count })
         guard packets <= limit else {
             throw RemuxError(.invalidInput, "looping the music over \(videoPath) (\(videoSeconds) s) would take "
                              + "\(packets) packets, more than the \(limit) a mux may write; "
                              + "does the video really last that long?")
         }
-        var mediaHeader = first.track.mediaHeader
-        let musicTrackID = UInt32(plans.count + 1)
-        var music = TrackPlan(audioHeader: TrackHeaderBox(trackID: musicTrackID, duration: 0, alternateGroup: 1),
-                              mediaHeader: mediaHeader, entry: first.outputEntry)
-        var edits: [EditListBox.Entry] = offsetTicks > 0 ? [.init(segmentDuration: offsetTicks, mediaTime: -1)] : []
-        var timing: [TimeToSampleBox.Entry] = []
-        var left = needed
-        var base: UInt64 = 0
-        var placed = 0
-        // At most `packets` packets (counted above, within the limit), and each pass places at
-        // least one packet: musicPackets refuses a clip that presents nothing.
-        while left > 0 && (options.loop || placed < clips.count) {
-            let clip = clips[placed % clips.count]
-            let take = min(clip.presentedTicks, left)
-            let (count, ticks) = clip.samplesCovering(until: clip.priming + take)
-            music.append(clip.table, count: count, source: clip.source, descriptionIndex: 1)
-            for duration in clip.durations.prefix(count) {
-                if let last = timing.last, last.sampleDelta == duration {
-                    timing[timing.count - 1].sampleCount += 1
-                } else {
-                    timing.append(.init(sampleCount: 1, sampleDelta: duration))
+        let layout = SeamPlanner.plan(timings, filling: needed, offset: offsetTicks, loop: options.loop,
+                                 exactSeams: options.exactSeams)
+        music = layout
+        var description = TrackDescription(handler: HandlerBox(handlerType: .soun, name: "SoundHandler"),
+                                           timescale: timescale, language: first.track.track.mediaHeader.language,
+                                           sampleEntries: [first.outputEntry],
+                                           mediaInformationHeader: SoundMediaHeaderBox().serialized)
+        description.alternateGroup = 1
+        let musicID = try BackgroundMusic.converted { try output.addTrack(description) }
+        var placedPackets = 0
+        for piece in layout.pieces {
+            let clip = clips[piece.clip]
+            for index in piece.packets {
+                var sample = clip.samples[index]
+                sample.duration = layout.durations[piece.clip][index]
+                sample.descriptionIndex = 1
+                sample.compositionOffset = 0
+                sample.isSync = true
+                try BackgroundMusic.converted { try output.append(sample, from: piece.clip + 1, to: musicID) }
+            }
+            placedPackets += piece.packets.count
+        }
+        try BackgroundMusic.converted { try output.setEdits(layout.edits, for: musicID) }
+        if first.codec.kind == .aac, let count = UInt32(exactly: placedPackets) {
+            try BackgroundMusic.converted {
+                try output.setSampleGroups([.aacRoll], assignments: [
+                    SampleToGroupBox(groupingType: .roll, entries: [.init(sampleCount: count, groupDescriptionIndex: 1)]),
+                ], for: musicID)
+            }
+        }
+        musicSeconds = Double(offsetTicks + music.musicTicks) / Double(timescale)
+
+        // The video's own audio, and whatever else it holds.
+        let others = reader.tracks.filter { $0.kind != .video }
+        for (n, track) in others.enumerated() {
+            let describe = "track \(track.id) (\(track.kind == .audio ? "audio" : "\(track.track.handlerType)")"
+                + (track.format.map { ", \($0)" } ?? "") + ")"
+            if track.kind == .audio && n == others.firstIndex(where: { $0.kind == .audio }) && options.keepOriginalAudio {
+                let samples = try BackgroundMusic.blaming(video: videoPath) {
+                    try BackgroundMusic.converted { try reader.samples(of: track) }
                 }
+                let presentation = reader.presentation(of: track, samples: samples)
+                var original = Self.copied(track.track, notes: &notes)
+                original.isEnabled = false
+                original.alternateGroup = 1
+                let id = try BackgroundMusic.converted { try output.addTrack(original) }
+                var edits = presentation.edits
+                var fits = !edits.isEmpty
+                for i in edits.indices {
+                    guard let duration = rescale(edits[i].segmentDuration, from: reader.movie.header.timescale,
+                                                 to: timescale) else {
+                        fits = false
+                        break
+                    }
+                    edits[i].segmentDuration = duration
+                }
+                if fits { try BackgroundMusic.converted { try output.setEdits(edits, for: id) } }
+                for sample in samples {
+                    try BackgroundMusic.converted { try output.append(sample, from: 0, to: id) }
+                }
+            } else if track.kind == .audio {
+                notes.append("the video's own audio, \(describe)"
+                               + (options.keepOriginalAudio ? " (only the first audio track is kept)" : ""))
+            } else {
+                notes.append("the video's \(describe)")
             }
-            // base sums the durations of at most maximumMusicPackets packets, each at most
-            // Limits.maximumAudioPacketSeconds long (checked by Clip): far below 2^63 ticks.
-            guard let start = Int64(exactly: base + clip.priming) else {
-                throw RemuxError(.invalidInput, "\(clip.path): the music's timeline overflows")
-            }
-            edits.append(.init(segmentDuration: take, mediaTime: start))
-            base += ticks
-            left -= take
-            placed += 1
         }
-        let musicTicks = edits.reduce(UInt64(0)) { $0 + $1.segmentDuration }
-        mediaHeader.duration = base
-        music.mediaHeader = mediaHeader
-        music.timeToSample = TimeToSampleBox(entries: timing)
-        music.editList = EditListBox(entries: edits)
-        music.header.duration = musicTicks
-        if first.codec.kind == .aac {
-            music.groups = [.aacRoll]
-            music.sampleToGroups = [SampleToGroupBox(groupingType: .roll, entries: [
-                .init(sampleCount: UInt32(music.sampleCount), groupDescriptionIndex: 1),
-            ])]
-        }
+        self.writer = output
+        dropped = notes
+    }
 
-        plans.append(music)
-        if options.keepOriginalAudio, let original = videoMovie.tracks.first(where: \.isAudio) {
-            let (table, _) = try Extraction.sampleTable(of: original, in: videoMovie, source: videoInput, salvage: false,
-                                                        name: videoPath)
-            var plan = TrackPlan(copying: original, table: table, source: 0)
-            plan.header.trackID = UInt32(plans.count + 1)
-            plan.header.flags &= ~TrackHeaderBox.enabledFlag
-            plan.header.alternateGroup = 1
-            plan.retime(from: videoMovie.header.timescale, to: timescale)
-            plans.append(plan)
+    /// The description of a copied track, its `udta` and `elng` checked as extraction checks
+    /// them (``CopiedBoxSanitizer``); what could not be kept is noted.
+    static func copied(_ track: Track, notes: inout [String]) -> TrackDescription {
+        var description = TrackDescription(copying: track)
+        if let box = track.userData {
+            let result = CopiedBoxSanitizer.sanitize(box, depth: 3, parentPath: track.path)
+            notes += result.warnings
+            description.userData = result.bytes
         }
+        if let box = track.extendedLanguage {
+            let result = CopiedBoxSanitizer.sanitize(box, depth: 4, parentPath: track.path + "/mdia")
+            notes += result.warnings
+            description.extendedLanguage = result.bytes
+        }
+        return description
+    }
 
-        let movieDuration = plans.map(\.header.duration).max() ?? 0
-        var movieHeader = videoMovie.header
-        movieHeader.timescale = timescale
-        movieHeader.duration = movieDuration
-        movieHeader.nextTrackID = UInt32(plans.count + 1)
-        layout = try MuxLayout(tracks: plans, movieHeader: movieHeader,
-                                   fileType: FileTypeBox(majorBrand: .isom, minorVersion: 0x200,
-                                                         compatibleBrands: [.isom, "iso2", .mp42]))
-        tracks = plans
-        videoTrackCount = videoTracks.count
-        clipsPlaced = placed
-        self.videoSeconds = videoSeconds
-        musicSeconds = Double(musicTicks) / Double(timescale)
+    /// Writes the file into `sink`; returns its size.
+    func write(into sink: inout some MovieSink, progress: ((MuxProgress) -> Void)?,
+               isCancelled: () -> Bool) throws -> UInt64 {
+        var size: UInt64 = 0
+        do {
+            try writer.finish(.progressive, into: &sink, progress: { state in
+                size = state.bytesDone
+                progress?(state)
+            }, isCancelled: isCancelled)
+        } catch is MuxCancelled {
+            throw RemuxError(.cancelled, "cancelled")
+        } catch let error as ISOBMFFError {
+            throw RemuxError(error)
+        }
+        return size
     }
 
     func result(outputPath: String, bytesWritten: UInt64) -> MuxResult {
-        MuxResult(outputPath: outputPath, videoTrackCount: videoTrackCount, clipsPlaced: clipsPlaced,
-                  videoDuration: videoSeconds, musicDuration: musicSeconds, bytesWritten: bytesWritten)
+        let largest = music.seamErrors.map { $0.magnitude }.max() ?? 0
+        return MuxResult(outputPath: outputPath, videoTrackCount: videoTrackCount,
+                         clips: zip(names.dropFirst(), music.plays).map { MuxResult.ClipUse(path: $0, plays: $1) },
+                         videoDuration: videoSeconds, musicDuration: musicSeconds, exactSeams: exactSeams,
+                         largestSeamError: Double(largest) / Double(timescale), dropped: dropped,
+                         bytesWritten: bytesWritten)
+    }
+}
+
+/// A ``MovieSink`` that appends to a ``ByteSink``, reading copied ranges from `sources`
+/// through a buffer of `bufferSize` bytes.
+struct ByteSinkMovieSink<Sink: ByteSink, Source: ByteSource>: MovieSink {
+    var sink: Sink
+    let sources: [Source]
+    let bufferSize: Int
+
+    mutating func perform(_ operation: MuxOperation) throws {
+        switch operation {
+        case .write(let bytes):
+            try bytes.withUnsafeBytes { try sink.write($0) }
+        case let .copy(index, offset, count):
+            guard sources.indices.contains(index) else {
+                throw RemuxError(.invalidArgument, "copy from source \(index): only \(sources.count) sources given")
+            }
+            var position = offset
+            let (end, overflow) = offset.addingReportingOverflow(count)
+            guard !overflow else { throw RemuxError(.invalidInput, "a copy of \(count) bytes at \(offset) overflows") }
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bufferSize, 64 << 10), alignment: 16)
+            defer { buffer.deallocate() }
+            while position < end {
+                let length = Int(min(UInt64(buffer.count), end - position))
+                let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length])
+                try sources[index].read(into: slice, at: position)
+                try sink.write(UnsafeRawBufferPointer(slice))
+                position += UInt64(length)
+            }
+        }
     }
 }
 
 /// One music clip: its audio track, checked, with the numbers the timeline needs.
 struct Clip {
     let path: String
-    let source: Int
-    let movie: Movie
-    let track: Track
-    let table: SampleTable
+    let track: MediaTrack
+    let samples: SampleIndex
     let codec: AudioCodec
     let outputEntry: [UInt8]
-    /// Samples of priming at the start (the first edit's media time).
-    let priming: UInt64
-    /// The ticks the clip presents after its priming (its edit list's duration, or the rest).
-    let presentedTicks: UInt64
-    let durations: [UInt32]
+    let timing: ClipTiming
 
-    init(path: String, input: some ByteSource, source: Int) throws {
+    init(path: String, input: some ByteSource) throws {
         self.path = path
-        self.source = source
-        movie = try BackgroundMusic.explained(parse { try Movie(reading: input) }, source: input)
-        track = try Extraction.select(.firstAudio, in: movie, name: path)
-        try Extraction.checkSamplesAreInFile(track)
-        (table, _) = try Extraction.sampleTable(of: track, in: movie, source: input, salvage: false, name: path)
-        let index = Int(table.boxes.sampleToChunk.entries.first?.sampleDescriptionIndex ?? 1) - 1
-        guard index < track.sampleDescriptions.entries.count else {
+        let reader = try BackgroundMusic.explained(source: input) { try MovieReader(reading: input) }
+        let audio = reader.tracks.filter { $0.kind == .audio }
+        guard let track = audio.first else {
+            throw RemuxError(.noAudioTrack, "\(path) has no audio track")
+        }
+        self.track = track
+        try Self.checkSamplesAreInFile(track.track)
+        samples = try BackgroundMusic.converted { try reader.samples(of: track) }
+        guard let firstSample = samples.first else {
+            throw RemuxError(.invalidInput, "\(path) holds no audio to play")
+        }
+        let index = Int(firstSample.descriptionIndex) - 1
+        let entries = track.track.sampleDescriptions.entries
+        guard index >= 0, index < entries.count else {
             throw RemuxError(.invalidInput, "\(path): the audio track has no sample description")
         }
-        let entry = track.sampleDescriptions.entries[index]
-        codec = try AudioCodec(entry: entry, quickTimeLayout: movie.usesQuickTimeLayout)
-        if table.boxes.sampleToChunk.entries.contains(where: { $0.sampleDescriptionIndex != UInt32(index + 1) }) {
-            throw RemuxError(.incompatibleClips, "\(path) changes its coding midway (several sample descriptions)")
-        }
+        let entry = entries[index]
+        codec = try AudioCodec(entry: entry, quickTimeLayout: reader.movie.usesQuickTimeLayout)
         outputEntry = codec.outputEntry(original: entry)
-        let timescale = track.mediaHeader.timescale
+        let timescale = track.timescale
         guard timescale > 0 else { throw RemuxError(.invalidInput, "\(path): the audio track's timescale is 0") }
         // A packet claiming hours (a first stts delta of 0xFFFFFC00 was seen) would make one
         // packet cover the whole edit: the output held that packet alone and did not decode.
         // Its real length is unknown without decoding, so the clip is refused.
         let longest = UInt64(timescale) * Limits.maximumAudioPacketSeconds  // < 2^36.
         var durations: [UInt32] = []
-        durations.reserveCapacity(table.sampleCount)
-        for run in table.boxes.timeToSample.entries where run.sampleCount > 0 {
-            if UInt64(run.sampleDelta) > longest {
-                throw RemuxError(.invalidInput, "\(path): packet \(durations.count + 1) lasts \(run.sampleDelta) ticks "
-                                 + "(\(run.sampleDelta / timescale) s at \(timescale) Hz) by its timing table (stts); "
+        durations.reserveCapacity(samples.count)
+        for sample in samples {
+            if sample.descriptionIndex != firstSample.descriptionIndex {
+                throw RemuxError(.incompatibleClips, "\(path) changes its coding midway (several sample descriptions)")
+            }
+            if UInt64(sample.duration) > longest {
+                throw RemuxError(.invalidInput, "\(path): packet \(durations.count + 1) lasts \(sample.duration) ticks "
+                                 + "(\(sample.duration / timescale) s at \(timescale) Hz) by its timing table (stts); "
                                  + "an audio packet lasts at most a few seconds, so the clip's timing cannot be placed")
             }
-            durations.append(contentsOf: repeatElement(run.sampleDelta, count: Int(run.sampleCount)))
+            durations.append(sample.duration)
         }
-        self.durations = durations
-        let total = table.totalDuration
-        let edit = track.editList?.entries.first { !$0.isEmpty }
-        let priming = min(UInt64(clamping: edit?.mediaTime ?? 0), total)
-        self.priming = priming
+        let total = samples.totalDuration
+        let presentation = reader.presentation(of: track, samples: samples)
+        let priming = min(presentation.priming, total)
         var presented = total - priming
-        if let edits = track.editList?.entries, !edits.isEmpty, movie.header.timescale > 0 {
-            let segments = edits.filter { !$0.isEmpty }.map(\.segmentDuration).saturatingSum
-            if segments > 0, let ticks = rescale(segments, from: movie.header.timescale,
-                                                 to: track.mediaHeader.timescale) {
-                presented = min(presented, ticks)
-            }
+        let segments = presentation.edits.filter { !$0.isEmpty }.reduce(UInt64(0)) { sum, edit in
+            let (total, overflow) = sum.addingReportingOverflow(edit.segmentDuration)
+            return overflow ? .max : total
         }
-        presentedTicks = presented
+        if segments > 0, let ticks = rescale(segments, from: reader.movie.header.timescale, to: timescale) {
+            presented = min(presented, ticks)
+        }
+        guard presented > 0 else { throw RemuxError(.invalidInput, "\(path) holds no audio to play") }
+        timing = ClipTiming(durations: durations, priming: priming, presented: presented)
     }
 
-    /// The number of samples needed to present media up to `time`, and their total duration.
-    func samplesCovering(until time: UInt64) -> (count: Int, ticks: UInt64) {
-        var ticks: UInt64 = 0
-        var count = 0
-        while count < durations.count && ticks < time {
-            ticks += UInt64(durations[count])
-            count += 1
+    /// Refuses tracks whose samples live in another file (a `dref` entry without the
+    /// self-contained flag, ISO/IEC 14496-12 § 8.7.2).
+    static func checkSamplesAreInFile(_ track: Track) throws {
+        guard let references = track.dataReferences else { return }
+        for description in track.sampleDescriptions.entries {
+            // data_reference_index sits at bytes 14–15 of every sample entry (§ 8.5.2.2).
+            guard description.bytes.count >= 16 else { continue }
+            let index = Int(description.bytes[14]) << 8 | Int(description.bytes[15])
+            guard index >= 1, index <= references.entries.count else {
+                throw RemuxError(.invalidInput, "\(description.path): data reference \(index) does not exist "
+                                 + "(dref has \(references.entries.count))")
+            }
+            if !references.entries[index - 1].isSelfContained {
+                throw RemuxError(.unsupportedInput, "\(track.path): the audio samples are stored in another file "
+                                 + "(dref entry '\(references.entries[index - 1].type)'), not in this one")
+            }
         }
-        return (count, ticks)
     }
 
     func sharesCoding(with other: Clip) -> Bool {
         codec.kind == other.codec.kind && codec.sampleRate == other.codec.sampleRate
             && codec.channelCount == other.codec.channelCount
-            && track.mediaHeader.timescale == other.track.mediaHeader.timescale
+            && track.timescale == other.track.timescale
             && decoderConfiguration == other.decoderConfiguration
     }
 
@@ -422,9 +594,14 @@ extension BackgroundMusic {
         }
     }
 
+    /// `body`'s result, its ``ISOBMFFError`` turned into a ``RemuxError``.
+    static func converted<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as ISOBMFFError { throw RemuxError(error) }
+    }
+
     /// `parsed`, or its error with what the file looks like when it is not an MP4 at all.
-    static func explained(_ parsed: @autoclosure () throws -> Movie, source: some ByteSource) throws -> Movie {
-        do { return try parsed() } catch let error as RemuxError {
+    static func explained<T>(source: some ByteSource, _ parsed: () throws -> T) throws -> T {
+        do { return try converted(parsed) } catch let error as RemuxError {
             throw FileSignature.explain(error, source: source)
         }
     }

@@ -42,6 +42,11 @@ public struct MovieWriter: Sendable {
     public var fileType: FileTypeBox?
     /// The movie timescale (`mvhd`), in which edit list durations count.
     public var movieTimescale: UInt32
+    /// The `mvhd` creation time, in seconds since 1904-01-01 UTC; 0 for unknown. Copy the
+    /// input's to keep when a recording was made.
+    public var creationTime: UInt64 = 0
+    /// The `mvhd` modification time, as ``creationTime``.
+    public var modificationTime: UInt64 = 0
     /// `moov/udta`, header included, written unchanged (tags, chapters); nil for none.
     public var userData: [UInt8]?
     /// `moov/meta`, header included, written unchanged; nil for none.
@@ -254,7 +259,10 @@ public struct MovieWriter: Sendable {
     }
 
     private func movieHeader(duration: UInt64) -> MovieHeaderBox {
-        MovieHeaderBox(timescale: movieTimescale, duration: duration, nextTrackID: UInt32(tracks.count + 1))
+        var header = MovieHeaderBox(timescale: movieTimescale, duration: duration, nextTrackID: UInt32(tracks.count + 1))
+        header.creationTime = creationTime
+        header.modificationTime = modificationTime
+        return header
     }
 
     /// Writes one `trak`. `tables` writes the `stbl` children after `stsd`.
@@ -264,6 +272,7 @@ public struct MovieWriter: Sendable {
         w.box(.trak) { w in
             var header = TrackHeaderBox(trackID: track.trackID, duration: fragmented ? 0 : presentedDuration(track),
                                         alternateGroup: description.alternateGroup, volume: description.volume)
+            if !description.isEnabled { header.flags &= ~TrackHeaderBox.enabledFlag }
             header.width = description.width
             header.height = description.height
             if let matrix = description.matrix, matrix.count == 9 { header.matrix = matrix }

@@ -29,6 +29,9 @@ public struct TrackDescription: Sendable {
     public var alternateGroup: Int16 = 0
     /// The `tkhd` volume, 8.8 fixed point: 0x0100 for audio, 0 otherwise.
     public var volume: Int16 = 0
+    /// The `tkhd` `track_enabled` flag: a disabled track is an alternative players do not
+    /// play by default.
+    public var isEnabled = true
     /// Track references (`tref`, ISO/IEC 14496-12 § 8.3.3): for each type (`chap`, …) the
     /// referenced track IDs, as IDs of the written movie (``MovieWriter/addTrack(_:)``
     /// returns them).
