@@ -15,6 +15,7 @@ the same decoder (never against our own parser):
     exactly that shortfall is allowed at the end of GStreamer checks, nothing else;
   - --fragment output: ffprobe and GStreamer read it, every fragment starts with a video
     sync sample, its packets equal the progressive cut's;
+  - the same for `extract-audio IN OUT.m4a --from --to` (the audio cut of extraction);
   - an empty or reversed range and a broken input exit 64/65 with one line and leave
     nothing behind.
 With --table, also cuts with `ffmpeg -ss A -to B -c copy` (input and output seeking) and
@@ -256,6 +257,24 @@ def fragment_checks(tool, tmp, source, cut, label, args, fps):
           o.stderr.decode()[-200:])
 
 
+def audio_cut_checks(tool, tmp, source, label, args, rate, frame, start, expected, src_ff, src_gst):
+    """`extract-audio IN OUT.m4a --from --to`: the audio cut, decoded by both."""
+    m4a = os.path.join(tmp, "cut.m4a")
+    out = run(tool, source, m4a, "--overwrite", "--quiet", *args)
+    label = label + " audio extraction"
+    if not check(out.returncode == 0, f"{label}: extract-audio --from/--to", out.stderr.decode().strip()):
+        return
+    check_audio(label, "FFmpeg", src_ff, ffmpeg_audio(m4a), rate, frame, start, expected, 0)
+    try:
+        _, samples = gst_decode(m4a, os.path.join(tmp, "gstm4a"), has_video=False)
+        media_time = round(first_edit_media_time(m4a, b"soun") * rate)
+        settle = (frame - media_time % frame) % frame + math.ceil(rate / 10 / frame) * frame
+        check_audio(label, "GStreamer", src_gst, samples, rate, frame, start, expected,
+                    first_edit_media_time(m4a, b"soun"), skip=settle)
+    except (RuntimeError, subprocess.TimeoutExpired) as error:
+        check(False, f"{label}: GStreamer decodes the audio cut", str(error))
+
+
 def error_checks(tool, tmp, source):
     folder = os.path.join(tmp, "errors")
     os.makedirs(folder, exist_ok=True)
@@ -333,6 +352,8 @@ def main():
                     check(False, f"{label}: GStreamer decodes the cut", str(error))
                 if n == 0:
                     fragment_checks(tool, tmp, source, cut, label, args, fps)
+                    audio_cut_checks(tool, tmp, source, label, args, rate, frame, start, expected_audio,
+                                     src_ff_audio, src_gst_audio)
                 if table:
                     rows.append(compare(name, label, tool, source, cut, start_text, end_text, fps, rate, k,
                                         expected, expected_audio, src_ff_frames, elapsed, tmp))

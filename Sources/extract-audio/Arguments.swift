@@ -32,7 +32,7 @@ struct Arguments {
     /// never silently ignored. `--help` and `--version` go with every command.
     static let allowedOptions: [Command: Set<String>] = [
         .extract: ["--track", "--track-id", "--output-dir", "--overwrite", "--skip-existing", "--salvage",
-                   "--no-metadata", "--quiet", "--json"],
+                   "--no-metadata", "--quiet", "--json", "--from", "--to", "--duration", "--split-chapters"],
         .probe: ["--json", "--list", "--packets", "--track-id"],
         .mux: ["--audio", "--offset", "--loop", "--keep-original-audio", "--overwrite", "--quiet", "--json"],
         .remux: ["--from", "--to", "--duration", "--drop-audio", "--drop-video", "--track-id", "--fragment",
@@ -195,6 +195,7 @@ struct Arguments {
         case .extract:
             break
         }
+        try cut.checkExtraction(inputs: positional, outputDirectory: outputDirectory)
         if audioTrack != nil && trackID != nil {
             throw UsageError(message: "use --track or --track-id, not both")
         }

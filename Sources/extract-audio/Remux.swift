@@ -137,3 +137,43 @@ enum RemuxCommand {
         }
     }
 }
+
+extension CutOptions {
+    /// Checks the cut options of an extraction: a well-formed range, files rather than
+    /// standard streams, and `--split-chapters` with `--output-dir` and no range.
+    func checkExtraction(inputs: [String], outputDirectory: String?) throws {
+        let range = try range()
+        if splitChapters {
+            guard outputDirectory != nil else {
+                throw Arguments.UsageError(message: "--split-chapters writes one file per chapter: give the folder "
+                                           + "with --output-dir DIR")
+            }
+            guard range == nil else {
+                throw Arguments.UsageError(message: "use --split-chapters or --from/--to/--duration, not both")
+            }
+        }
+        if range != nil || splitChapters, inputs.contains(Arguments.standardStream) {
+            throw Arguments.UsageError(message: "cuts read and write files, not standard input or output ('-')")
+        }
+    }
+}
+
+enum CutCommand {
+    /// The cut extraction of `job` when a range or `--split-chapters` was asked for; nil to
+    /// extract the whole track.
+    static func extract(_ input: InputFile, job: Arguments.Job, options: ExtractionOptions,
+                        arguments: Arguments) throws -> ExtractionResult? {
+        if arguments.cut.splitChapters, let directory = arguments.outputDirectory {
+            let pieces = try AudioCut.splitChapters(of: input, into: directory, options: options)
+            guard var last = pieces.last else { return nil }
+            for piece in pieces.dropLast() where !arguments.quiet && !arguments.json {
+                Terminal.line("wrote \(piece.outputPath): \(formatted(piece.duration, digits: 3)) s, "
+                              + "\(piece.sampleCount) packets, \(piece.bytesWritten) bytes")
+            }
+            last.notes.append("split into \(pieces.count) chapter files")
+            return last
+        }
+        guard let range = try? arguments.cut.range() else { return nil }
+        return try AudioCut.extract(from: input, to: job.output, range: range, options: options)
+    }
+}

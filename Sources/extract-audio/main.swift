@@ -200,7 +200,9 @@ func extract(_ job: Arguments.Job, arguments: Arguments) -> Outcome {
             input = try InputFile(path: job.input)
         }
         let result: ExtractionResult
-        if toStdout {
+        if let cut = try CutCommand.extract(input, job: job, options: options, arguments: arguments) {
+            result = cut
+        } else if toStdout {
             var sink = StreamSink()
             result = try AudioExtractor.extract(from: input, to: &sink, options: options,
                                                 progress: bar.map { bar in { bar.update($0) } })

@@ -44,6 +44,14 @@ public struct RemuxResult: Sendable {
         public var sampleCount: Int
         /// Seconds presented.
         public var seconds: Double
+        /// The media timescale.
+        public var timescale: UInt32 = 0
+        /// Media ticks the copied samples last.
+        public var mediaTicks: UInt64 = 0
+        /// The first non-empty edit's media time (what precedes the presentation).
+        public var skippedTicks: UInt64 = 0
+        /// Media ticks presented.
+        public var presentedTicks: UInt64 = 0
     }
 
     /// The output's path.
@@ -173,8 +181,9 @@ public enum Remux {
         }
         writer = MovieWriter(movieTimescale: movieTimescale)
         if options.audioOnly {
-            writer.fileType = FileTypeBox(majorBrand: "M4A ", minorVersion: 512,
-                                          compatibleBrands: ["M4A ", "isom", "iso2", "mp41"])
+            // The input's brands (an extraction's output picked them by codec).
+            writer.fileType = movie.fileType ?? FileTypeBox(majorBrand: "M4A ", minorVersion: 512,
+                                                            compatibleBrands: ["M4A ", "mp42", "isom"])
         } else if quickTime {
             writer.fileType = movie.fileType?.isQuickTime == true ? movie.fileType
                 : FileTypeBox(majorBrand: "qt  ", minorVersion: 0x200, compatibleBrands: ["qt  "])
@@ -204,6 +213,7 @@ public enum Remux {
             var range = 0..<samples.count
             var edits: [EditListBox.Entry]?
             var seconds = presentation.seconds
+            var presentedTicks: UInt64?
             if let cut = options.range {
                 let preRoll = PreRoll(track: track, sampleGroups: boxes?.sampleGroupDescriptions ?? [],
                                       hasSyncTable: track.kind != .audio && boxes?.syncSamples != nil)
@@ -227,6 +237,7 @@ public enum Remux {
                 range = plan.samples
                 edits = plan.edits
                 seconds = Double(plan.presentedTicks) / Double(track.timescale)
+                presentedTicks = plan.presentedTicks
                 anyPresented = true
             } else {
                 // The stated list where the presentation honours it: its fitting counts the
@@ -254,12 +265,19 @@ public enum Remux {
             }
             var iterator = samples.makeIterator(from: range.lowerBound)
             var copied = 0
+            var ticks: UInt64 = 0
             while copied < range.count, let sample = iterator.next() {
                 try writer.append(sample, from: 0, to: id)
                 copied += 1
+                ticks &+= UInt64(sample.duration)  // A checked table's total fits in 64 bits.
             }
-            tracks.append(RemuxResult.Track(inputID: track.id, outputID: id, format: track.format?.description ?? "?",
-                                            sampleCount: copied, seconds: seconds))
+            var written = RemuxResult.Track(inputID: track.id, outputID: id, format: track.format?.description ?? "?",
+                                            sampleCount: copied, seconds: seconds)
+            written.timescale = track.timescale
+            written.mediaTicks = ticks
+            written.skippedTicks = edits?.first { !$0.isEmpty }.map { UInt64(clamping: $0.mediaTime) } ?? 0
+            written.presentedTicks = presentedTicks ?? UInt64((seconds * Double(track.timescale)).rounded())
+            tracks.append(written)
             duration = max(duration, seconds)
         }
         guard anyPresented, !tracks.isEmpty else {
