@@ -42,6 +42,11 @@ let usage = """
                           complete part and say on stderr how much was recovered
           --no-metadata   drop tags, cover art, chapters and the iTunSMPB gapless item
                           (kept by default; the edit list always keeps gapless timing)
+          --from T, --to T, --duration D
+                          keep only [T, T) of the audio, to the sample (seconds or
+                          [[h:]m:]s[.frac]); --duration D is --to FROM+D
+          --split-chapters
+                          with --output-dir: one DIR/NN - Title.m4a per chapter
       -q, --quiet         no progress bar, no "wrote" line, no summary; errors and warnings
                           (something dropped, repaired or salvaged) still print
           --json          print one JSON object per input on stdout (result or error)

@@ -77,7 +77,7 @@ public struct RemuxResult: Sendable {
 /// every track hides what precedes `from`, all tracks end at `to`.
 ///
 /// ```swift
-/// let range = CutRange(from: CutTime(parsing: "1:05")!, to: CutTime(parsing: "1:20.5"))
+/// let range = CutRange(from: CutTime(nanoseconds: 65_000_000_000), to: CutTime(parsing: "1:20.5"))
 /// let result = try Remux.run(from: "in.mp4", to: "clip.mp4", options: RemuxOptions(range: range))
 /// ```
 public enum Remux {
