@@ -106,11 +106,12 @@ public enum AudioCut {
             guard let track = done.tracks.first else {
                 throw RemuxError(.invalidArgument, "\(name): nothing of its audio is in the range")
             }
-            // Chapters name times of the whole input: not carried into a cut.
-            writer.userData = writer.userData.map { Gapless.removing(["chpl"], from: $0) }
-            if let userData = writer.userData, Metadata.freeformNames(in: userData).contains("iTunSMPB") {
+            // The plan left out the whole input's chapters and iTunSMPB; the cut gets its own
+            // iTunSMPB where the extraction wrote one.
+            if keepMetadata, let whole = reader.movie.userData,
+               Metadata.freeformNames(in: whole).contains("iTunSMPB") {
                 let padding = track.mediaTicks &- track.skippedTicks &- track.presentedTicks
-                writer.userData = Metadata.userData(Gapless.removingGaplessItem(userData), adding: Metadata.gaplessItem(
+                writer.userData = Metadata.userData(writer.userData, adding: Metadata.gaplessItem(
                     priming: track.skippedTicks, padding: track.mediaTicks >= track.skippedTicks + track.presentedTicks
                         ? padding : 0, sampleCount: track.presentedTicks))
             }

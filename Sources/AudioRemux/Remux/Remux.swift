@@ -195,6 +195,11 @@ public enum Remux {
                 warnings += clean.warnings
                 if label == "udta" { writer.userData = clean.bytes } else { writer.metadata = clean.bytes }
             }
+            // Nero chapters and iTunSMPB describe the whole input: a cut's chapter track is
+            // cut with it, and its edit lists say what iTunSMPB said.
+            if options.range != nil, let userData = writer.userData {
+                writer.userData = Gapless.removingGaplessItem(Gapless.removing(["chpl"], from: userData))
+            }
         }
         var newIDs: [UInt32: UInt32] = [:]
         for (index, track) in kept.enumerated() { newIDs[track.id] = UInt32(index + 1) }
