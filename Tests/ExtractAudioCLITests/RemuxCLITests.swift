@@ -158,6 +158,18 @@ final class RemuxCLITests: XCTestCase {
         XCTAssertEqual(try runCLI(["remux", input, mov]).status, 0)
         XCTAssertEqual(try streams(mov).compactMap { $0["codec_tag_string"] as? String }, ["avc1", "mp4a", "tmcd"])
         XCTAssertEqual(try format(mov)["format_name"] as? String, "mov,mp4,m4a,3gp,3g2,mj2")
+        // PCM in sowt: dropped from an .mp4, kept (and cut) in a .mov.
+        let pcm = fixture("pcm-in-mov.mov")
+        let pcmMP4 = directory.file("pcm.mp4")
+        let dropped = try runCLI(["remux", pcm, pcmMP4])
+        XCTAssertEqual(dropped.status, 0, dropped.stderr)
+        XCTAssertTrue(dropped.stderr.contains("sowt"), dropped.stderr)
+        XCTAssertEqual(try streams(pcmMP4).compactMap { $0["codec_tag_string"] as? String }, ["avc1"])
+        let pcmMOV = directory.file("pcm.mov")
+        XCTAssertEqual(try runCLI(["remux", pcm, pcmMOV, "--from", "0.2", "--to", "0.7"]).status, 0)
+        let kept = try streams(pcmMOV)
+        XCTAssertEqual(kept.compactMap { $0["codec_tag_string"] as? String }, ["avc1", "sowt"])
+        XCTAssertEqual(kept.compactMap { Double($0["duration"] as? String ?? "") }, [0.5, 0.5])
     }
 
     func testEmptyReversedAndOutsideRangesFailWithNothingLeft() throws {
