@@ -32,14 +32,26 @@ public enum PreRoll: Sendable, Equatable {
             self = .packets(0)
             return
         }
+        let codec = Self.byCodec(track)
         if let roll = sampleGroups.first(where: { $0.groupingType == "roll" }),
            let entry = roll.entries.first, entry.count >= 2 {
             let distance = Int16(bitPattern: UInt16(entry[0]) << 8 | UInt16(entry[1]))
             if distance < 0 {
-                self = .packets(Int(-Int32(distance)))
+                // The group's count, or the codec's where it asks for more (FFmpeg writes -1
+                // for HE-AAC too, whose SBR needs two packets).
+                if case .packets(let n) = codec {
+                    self = .packets(Swift.max(n, Int(-Int32(distance))))
+                } else {
+                    self = codec
+                }
                 return
             }
         }
+        self = codec
+    }
+
+    /// The pre-roll of an audio track by its codec alone.
+    static func byCodec(_ track: MediaTrack) -> PreRoll {
         let format = track.format?.description ?? ""
         switch format {
         case "mp4a":
@@ -60,23 +72,23 @@ public enum PreRoll: Sendable, Equatable {
             }
             switch objectType {
             case 0x69, 0x6B:  // MPEG-2 / MPEG-1 audio (MP3, MP2) in mp4a.
-                self = .reservoir(bytes: 511)
+                return .reservoir(bytes: 511)
             case 0x40, 0x66, 0x67, 0x68:  // AAC.
-                self = audioObjectType == 5 || audioObjectType == 29 ? .packets(2)
+                return audioObjectType == 5 || audioObjectType == 29 ? .packets(2)
                     : audioObjectType == 2 ? .packets(1) : .packets(2)
             default:
-                self = .packets(2)
+                return .packets(2)
             }
         case ".mp3", "mp3 ":
-            self = .reservoir(bytes: 511)
+            return .reservoir(bytes: 511)
         case "Opus":
-            self = .ticks(UInt64(track.timescale) * 80 / 1000)  // ≤ 2^32 · 80: no overflow.
+            return .ticks(UInt64(track.timescale) * 80 / 1000)  // ≤ 2^32 · 80: no overflow.
         case "ac-3", "ec-3":
-            self = .packets(1)
+            return .packets(1)
         case "fLaC", "alac", "twos", "sowt", "lpcm", "in24", "in32", "fl32", "fl64", "raw ", "ipcm", "fpcm":
-            self = .packets(0)
+            return .packets(0)
         default:
-            self = .packets(2)
+            return .packets(2)
         }
     }
 }
