@@ -6,6 +6,8 @@ struct Arguments {
         case probe(inputs: [String])
         /// Music under a video: `mux VIDEO --audio A… OUTPUT`.
         case mux(video: String, music: [String], output: String)
+        /// `remux IN OUT.mp4`: every kept track, optionally cut (RemuxCommand.swift).
+        case remux(input: String, output: String)
         case help
         case version
     }
@@ -23,16 +25,19 @@ struct Arguments {
         case extract = "extraction"
         case probe
         case mux
+        case remux
     }
 
     /// The options each command takes (by their long name); any other is a usage error,
     /// never silently ignored. `--help` and `--version` go with every command.
     static let allowedOptions: [Command: Set<String>] = [
         .extract: ["--track", "--track-id", "--output-dir", "--overwrite", "--skip-existing", "--salvage",
-                   "--no-metadata", "--quiet", "--json"],
+                   "--no-metadata", "--quiet", "--json", "--from", "--to", "--duration", "--split-chapters"],
         .probe: ["--json", "--list", "--packets", "--track-id"],
         .mux: ["--audio", "--offset", "--loop", "--keep-original-audio", "--exact-seams", "--no-metadata", "--overwrite",
                "--quiet", "--json"],
+        .remux: ["--from", "--to", "--duration", "--drop-audio", "--drop-video", "--track-id", "--fragment",
+                 "--overwrite", "--quiet", "--json"],
     ]
 
     /// The path that names a standard stream: standard input as INPUT, standard output as OUTPUT.
@@ -56,6 +61,8 @@ struct Arguments {
     var loop = false
     /// `mux --exact-seams`: one edit per clip, for players that honour multi-entry edit lists.
     var exactSeams = false
+    /// Cuts and remux (RemuxCommand.swift).
+    var cut = CutOptions()
 
     struct UsageError: Error {
         let message: String
@@ -130,6 +137,9 @@ struct Arguments {
                     throw UsageError(message: "--track-id takes a track ID as probe shows it (1 or more), not '\(text)'")
                 }
                 trackID = id
+                cut.trackIDs.append(id)
+            case "--from", "--to", "--duration", "--drop-audio", "--drop-video", "--fragment", "--split-chapters":
+                try cut.parse(name, value: { try value(name, attached) })
             default:
                 throw UsageError(message: "unknown option '\(argument)' (see --help)")
             }
@@ -142,7 +152,7 @@ struct Arguments {
             mode = .version
             return
         }
-        let command: Command = positional.first == "mux" ? .mux
+        let command: Command = positional.first == "mux" ? .mux : positional.first == "remux" ? .remux
             : list || positional.first == "probe" ? .probe : .extract
         let allowed = Self.allowedOptions[command] ?? []
         if let stray = given.first(where: { !allowed.contains($0.name) && $0.name != "--version" }) {
@@ -167,6 +177,9 @@ struct Arguments {
             }
             mode = .mux(video: positional[1], music: music, output: positional[2])
             return
+        case .remux:
+            mode = try cut.remuxMode(Array(positional.dropFirst()))
+            return
         case .probe:
             let inputs = positional.first == "probe" ? Array(positional.dropFirst()) : positional
             guard !inputs.isEmpty else {
@@ -186,6 +199,7 @@ struct Arguments {
         case .extract:
             break
         }
+        try cut.checkExtraction(inputs: positional, outputDirectory: outputDirectory)
         if audioTrack != nil && trackID != nil {
             throw UsageError(message: "use --track or --track-id, not both")
         }

@@ -19,6 +19,8 @@ let usage = """
       extract-audio probe --packets [--track-id ID] [--json] INPUT
       extract-audio mux VIDEO --audio MUSIC… [--offset S] [--loop] [--exact-seams]
                         [--keep-original-audio] [--no-metadata] OUTPUT.mp4
+      extract-audio remux IN OUT.mp4 [--from T] [--to T | --duration D] [--drop-audio] [--drop-video]
+                          [--track-id ID]… [--fragment SECONDS]
       extract-audio help | --help | --version
 
     Copies an audio track of an MP4/MOV/M4A/3GP file (regular or fragmented) into a new
@@ -41,6 +43,11 @@ let usage = """
                           complete part and say on stderr how much was recovered
           --no-metadata   drop tags, cover art, chapters and the iTunSMPB gapless item
                           (kept by default; the edit list always keeps gapless timing)
+          --from T, --to T, --duration D
+                          keep only [T, T) of the audio, to the sample (seconds or
+                          [[h:]m:]s[.frac]); --duration D is --to FROM+D
+          --split-chapters
+                          with --output-dir: one DIR/NN - Title.m4a per chapter
       -q, --quiet         no progress bar, no "wrote" line, no summary; errors and warnings
                           (something dropped, repaired or salvaged) still print
           --json          print one JSON object per input on stdout (result or error)
@@ -73,12 +80,21 @@ let usage = """
     are kept unless --no-metadata. The clips must share codec, sample rate, channels and
     configuration.
 
+    remux copies every track (or those kept by --track-id, --drop-audio, --drop-video) into
+    a new MP4, or a MOV when OUTPUT is named .mov (an .mp4 cannot carry QuickTime timecode
+    or PCM in twos/sowt: those tracks are dropped with a warning), without re-encoding.
+    --from T --to T (or --duration D) keep [T, T): the video is copied from the sync sample
+    at or before --from and every track's edit list presents exactly the range (times as
+    seconds or [[h:]m:]s[.frac]). --fragment SECONDS writes a fragmented MP4 (fMP4) with
+    fragments of about SECONDS starting at sync samples. Metadata is kept.
+
     Examples:
       extract-audio talk.mp4 talk.m4a
       extract-audio --track 1 interview.mov commentary.m4a
       extract-audio --salvage crashed-recording.mp4 rescued.m4a
       extract-audio *.mp4 --output-dir soundtracks/
       extract-audio probe --json movie.mp4
+      extract-audio remux --from 1:05 --to 1:20.5 match.mp4 goal.mp4
       extract-audio mux holiday.mp4 --audio song1.m4a --audio song2.m4a holiday-music.mp4
 
     The output is written under a temporary name beside OUTPUT and moved into place only
@@ -196,7 +212,9 @@ func extract(_ job: Arguments.Job, arguments: Arguments) -> Outcome {
             input = try InputFile(path: job.input)
         }
         let result: ExtractionResult
-        if toStdout {
+        if let cut = try CutCommand.extract(input, job: job, options: options, arguments: arguments) {
+            result = cut
+        } else if toStdout {
             var sink = StreamSink()
             result = try AudioExtractor.extract(from: input, to: &sink, options: options,
                                                 progress: bar.map { bar in { bar.update($0) } })
@@ -296,6 +314,8 @@ func run() -> ExitStatus {
         return Probe.run(inputs, json: arguments.json)
     case .mux(let video, let music, let output):
         return runMux(video: video, music: music, output: output, arguments: arguments)
+    case .remux(let input, let output):
+        return RemuxCommand.run(input: input, output: output, arguments: arguments)
     case .extract(let jobs):
         if let job = jobs.first, job.output == Arguments.standardStream, isatty(1) != 0 {
             Terminal.error("standard output is a terminal: redirect it to a file or a pipe to receive the M4A")

@@ -1,0 +1,315 @@
+import ISOBMFF
+
+/// What ``Remux/run(from:to:options:)`` keeps and how it writes it.
+public struct RemuxOptions: Sendable {
+    /// The part of the input to keep; nil for all of it (a plain remux).
+    public var range: CutRange?
+    /// Leave out every audio track.
+    public var dropAudio = false
+    /// Leave out every video track.
+    public var dropVideo = false
+    /// Keep only these tracks (by `tkhd` track ID, as `probe` shows them); empty for all.
+    public var trackIDs: [UInt32] = []
+    /// Write movie fragments (fMP4) of about this many seconds, cut at sync samples; nil
+    /// for a progressive file with `moov` first.
+    public var fragmentSeconds: Double?
+    /// Replace an existing output (atomically).
+    public var overwrite = false
+    /// Write a QuickTime movie (keep the tracks only QuickTime carries: timecode, PCM in
+    /// `twos`/`sowt`); nil to decide by the output's extension (`.mov`).
+    public var quickTime: Bool?
+    /// Only audio tracks, into an M4A with the brands of extraction (`M4A `), used by audio
+    /// cuts; the first audio track unless ``trackIDs`` names one.
+    public var audioOnly = false
+    /// Keep `moov/udta` and `moov/meta` (tags, chapters), sanitized.
+    public var keepMetadata = true
+
+    /// Options for a plain remux of every track.
+    public init(range: CutRange? = nil) {
+        self.range = range
+    }
+}
+
+/// What ``Remux/run(from:to:options:)`` wrote.
+public struct RemuxResult: Sendable {
+    /// One written track.
+    public struct Track: Sendable, Equatable {
+        /// The track ID in the input.
+        public var inputID: UInt32
+        /// The track ID in the output.
+        public var outputID: UInt32
+        /// The coding name (`avc1`, `mp4a`, …).
+        public var format: String
+        /// The samples copied.
+        public var sampleCount: Int
+        /// Seconds presented.
+        public var seconds: Double
+        /// The media timescale.
+        public var timescale: UInt32 = 0
+        /// Media ticks the copied samples last.
+        public var mediaTicks: UInt64 = 0
+        /// The first non-empty edit's media time (what precedes the presentation).
+        public var skippedTicks: UInt64 = 0
+        /// Media ticks presented.
+        public var presentedTicks: UInt64 = 0
+    }
+
+    /// The output's path.
+    public var outputPath: String
+    /// The tracks written, in output order.
+    public var tracks: [Track]
+    /// The presented duration of the output, in seconds.
+    public var duration: Double
+    /// The size of the output.
+    public var bytesWritten: UInt64
+    /// Things worth saying that change nothing (a cut before the first sync sample).
+    public var notes: [String]
+    /// What was dropped or repaired.
+    public var warnings: [String]
+}
+
+/// Copies the tracks of a movie into a new MP4 or MOV without re-encoding, optionally cut to
+/// a time range (issue 14): the `remux` recipe over ``MovieReader`` and ``MovieWriter``.
+///
+/// A cut copies each track from the sample its decoder must start at (``CutPlan``: the
+/// video's sync sample at or before `from`, found in presentation time; the audio's
+/// pre-roll) and writes edit lists that present exactly `[from, to)`: the first edit of
+/// every track hides what precedes `from`, all tracks end at `to`.
+///
+/// ```swift
+/// let range = CutRange(from: CutTime(nanoseconds: 65_000_000_000), to: CutTime(parsing: "1:20.5"))
+/// let result = try Remux.run(from: "in.mp4", to: "clip.mp4", options: RemuxOptions(range: range))
+/// ```
+public enum Remux {
+    /// QuickTime-only audio formats: an `.mp4` cannot carry them (ISO/IEC 14496-14 knows no
+    /// big- or little-endian PCM entry of this kind).
+    static let quickTimeOnlyFormats: Set<String> = ["twos", "sowt", "in24", "in32", "fl32", "fl64", "raw ", "lpcm"]
+
+    /// Writes the tracks of `inputPath` that `options` keeps to `outputPath`, published
+    /// atomically (nothing is left behind on failure).
+    ///
+    /// - Throws: ``RemuxError``: `.invalidArgument` for a range that is empty or outside
+    ///   the input or a track ID it lacks; `.invalidInput`/`.truncatedInput` for a broken
+    ///   input; `.destinationExists`, `.sameFile`, `.ioError`.
+    @discardableResult
+    public static func run(from inputPath: String, to outputPath: String,
+                           options: RemuxOptions = RemuxOptions()) throws -> RemuxResult {
+        let input = try InputFile(path: inputPath)
+        if let existing = FileIdentity(path: outputPath), existing == input.identity {
+            throw RemuxError(.sameFile, "\(input.path) and \(outputPath) are the same file")
+        }
+        try Destination.check(outputPath, overwrite: options.overwrite)
+        let reader: MovieReader<InputFile>
+        do {
+            reader = try MovieReader(reading: input)
+        } catch let error as ISOBMFFError {
+            throw RemuxError(error).prefixed(input.path)
+        }
+        var writer = MovieWriter(movieTimescale: reader.movie.header.timescale)
+        let result = try plan(reader, name: input.path, output: outputPath, options: options, writer: &writer)
+        let sink = try MovieFileSink(destination: outputPath, overwrite: options.overwrite, sources: [input])
+        var target = sink
+        let layout = options.fragmentSeconds.map { MovieWriter.Layout.fragmented(seconds: $0, segmentIndex: false) }
+        var written: UInt64 = 0
+        try writer.finish(layout ?? .progressive, into: &target, progress: { written = $0.bytesDone })
+        try sink.publish()
+        var done = result
+        done.bytesWritten = written
+        return done
+    }
+
+    /// Adds the kept tracks of `reader` to `writer`, cut as `options` says.
+    static func plan(_ reader: MovieReader<InputFile>, name: String, output: String, options: RemuxOptions,
+                     writer: inout MovieWriter) throws -> RemuxResult {
+        let movie = reader.movie
+        let quickTime = options.quickTime ?? (extensionOf(output) == "mov")
+        var notes: [String] = []
+        var warnings: [String] = []
+        for id in options.trackIDs where reader.track(id: id) == nil {
+            let ids = reader.tracks.map { String($0.id) }.joined(separator: ", ")
+            throw RemuxError(.invalidArgument, "\(name) has no track with ID \(id) (its tracks: \(ids))")
+        }
+        var kept: [MediaTrack] = []
+        for track in reader.tracks {
+            if !options.trackIDs.isEmpty && !options.trackIDs.contains(track.id) { continue }
+            if options.dropAudio && track.kind == .audio { continue }
+            if options.dropVideo && track.kind == .video { continue }
+            if options.audioOnly && track.kind != .audio { continue }
+            let format = track.format?.description ?? "?"
+            if !quickTime && (track.kind == .timecode || quickTimeOnlyFormats.contains(format)) {
+                warnings.append("track \(track.id) (\(format)) was dropped: an .mp4 cannot carry it (name the "
+                                + "output .mov to keep it)")
+                continue
+            }
+            kept.append(track)
+        }
+        if options.audioOnly {
+            guard let first = kept.first else {
+                throw RemuxError(.noAudioTrack, "\(name) has no audio track")
+            }
+            kept = [first]
+        }
+        guard !kept.isEmpty else {
+            throw RemuxError(.invalidArgument, "no track of \(name) is left to write")
+        }
+        // Indexes and presentations first: the output's movie timescale depends on them.
+        var indexes: [SampleIndex] = []
+        var presentations: [TrackPresentation] = []
+        for track in kept {
+            do {
+                let samples = try reader.samples(of: track)
+                indexes.append(samples)
+                let presentation = reader.presentation(of: track, samples: samples)
+                warnings += presentation.warnings
+                presentations.append(presentation)
+            } catch let error as ISOBMFFError {
+                throw RemuxError(error).prefixed(name)
+            }
+        }
+        // A cut's edits are exact to the sample when the movie timescale is a multiple of
+        // every track's: the least common multiple where it fits in 32 bits.
+        var movieTimescale = movie.header.timescale
+        if options.range != nil {
+            var lcm: UInt64 = 1
+            for track in kept {
+                let ts = UInt64(track.timescale)
+                guard ts > 0 else { continue }
+                lcm = lcm / gcd(lcm, ts) * ts
+                if lcm > UInt64(UInt32.max) { break }
+            }
+            if lcm <= UInt64(UInt32.max) && lcm > 1 { movieTimescale = UInt32(lcm) }
+        }
+        writer = MovieWriter(movieTimescale: movieTimescale)
+        if options.audioOnly {
+            // The input's brands (an extraction's output picked them by codec).
+            writer.fileType = movie.fileType ?? FileTypeBox(majorBrand: "M4A ", minorVersion: 512,
+                                                            compatibleBrands: ["M4A ", "mp42", "isom"])
+        } else if quickTime {
+            writer.fileType = movie.fileType?.isQuickTime == true ? movie.fileType
+                : FileTypeBox(majorBrand: "qt  ", minorVersion: 0x200, compatibleBrands: ["qt  "])
+        }
+        if options.keepMetadata {
+            for (box, label) in [(movie.userData, "udta"), (movie.metadata, "meta")] {
+                guard let box else { continue }
+                let clean = CopiedBoxSanitizer.sanitize(box, depth: 2, parentPath: "moov")
+                warnings += clean.warnings
+                if label == "udta" { writer.userData = clean.bytes } else { writer.metadata = clean.bytes }
+            }
+            // Nero chapters and iTunSMPB describe the whole input: a cut's chapter track is
+            // cut with it, and its edit lists say what iTunSMPB said.
+            if options.range != nil, let userData = writer.userData {
+                writer.userData = Gapless.removingGaplessItem(Gapless.removing(["chpl"], from: userData))
+            }
+        }
+        var newIDs: [UInt32: UInt32] = [:]
+        for (index, track) in kept.enumerated() { newIDs[track.id] = UInt32(index + 1) }
+        var tracks: [RemuxResult.Track] = []
+        var duration = 0.0
+        var anyPresented = false
+        for (n, track) in kept.enumerated() {
+            let samples = indexes[n]
+            let presentation = presentations[n]
+            let boxes: SampleTableBoxes?
+            if movie.isFragmented {
+                boxes = nil
+            } else {
+                boxes = try? track.track.sampleTable()
+            }
+            var range = 0..<samples.count
+            var edits: [EditListBox.Entry]?
+            var seconds = presentation.seconds
+            var presentedTicks: UInt64?
+            if let cut = options.range {
+                let preRoll = PreRoll(track: track, sampleGroups: boxes?.sampleGroupDescriptions ?? [],
+                                      hasSyncTable: track.kind != .audio && boxes?.syncSamples != nil)
+                let plan: CutPlan?
+                do {
+                    plan = try CutPlan(samples: samples, presentation: presentation, timescale: track.timescale,
+                                       movieTimescale: movie.header.timescale, outputMovieTimescale: movieTimescale,
+                                       range: cut, preRoll: preRoll, editList: track.editList)
+                } catch let failure as CutPlan.Failure {
+                    throw RemuxError(.unsupportedInput, "\(name): track \(track.id) cannot be cut: \(failure)")
+                }
+                guard let plan else {
+                    notes.append("track \(track.id) presents nothing between \(cut.from) and "
+                                 + "\(cut.to.map { "\($0)" } ?? "the end") s: left out")
+                    continue
+                }
+                if plan.startsBeforeFirstSync {
+                    notes.append("track \(track.id): --from \(cut.from) s is before its first sync sample; the "
+                                 + "copy starts at its first frame, which players may not show cleanly")
+                }
+                range = plan.samples
+                edits = plan.edits
+                seconds = Double(plan.presentedTicks) / Double(track.timescale)
+                presentedTicks = plan.presentedTicks
+                anyPresented = true
+            } else {
+                // The stated list where the presentation honours it: its fitting counts the
+                // media in decode time and would cut a B-frame video's last frames.
+                edits = presentation.edits.isEmpty ? nil : track.editList?.entries
+                anyPresented = true
+            }
+            var description = TrackDescription(copying: track.track)
+            if let userData = description.userData {
+                let clean = CopiedBoxSanitizer.sanitize(userData, depth: 3, parentPath: "moov/trak")
+                warnings += clean.warnings
+                description.userData = clean.bytes
+            }
+            description.references = track.track.references.compactMapValues { ids in
+                let ids = ids.compactMap { newIDs[$0] }
+                return ids.isEmpty ? nil : ids
+            }
+            let id = try writer.addTrack(description)
+            newIDs[track.id] = id
+            try writer.setEdits(edits, for: id)
+            if let boxes, !boxes.sampleGroupDescriptions.isEmpty {
+                let groups = options.range == nil ? boxes.sampleToGroups
+                    : CutPlan.slice(boxes.sampleToGroups, to: range)
+                try writer.setSampleGroups(boxes.sampleGroupDescriptions, assignments: groups, for: id)
+            }
+            var iterator = samples.makeIterator(from: range.lowerBound)
+            var copied = 0
+            var ticks: UInt64 = 0
+            while copied < range.count, let sample = iterator.next() {
+                try writer.append(sample, from: 0, to: id)
+                copied += 1
+                ticks &+= UInt64(sample.duration)  // A checked table's total fits in 64 bits.
+            }
+            var written = RemuxResult.Track(inputID: track.id, outputID: id, format: track.format?.description ?? "?",
+                                            sampleCount: copied, seconds: seconds)
+            written.timescale = track.timescale
+            written.mediaTicks = ticks
+            written.skippedTicks = edits?.first { !$0.isEmpty }.map { UInt64(clamping: $0.mediaTime) } ?? 0
+            written.presentedTicks = presentedTicks ?? UInt64((seconds * Double(track.timescale)).rounded())
+            tracks.append(written)
+            duration = max(duration, seconds)
+        }
+        guard anyPresented, !tracks.isEmpty else {
+            let end = reader.tracks.isEmpty ? 0 : presentations.map(\.seconds).max() ?? 0
+            throw RemuxError(.invalidArgument, "the range \(options.range.map { "\($0.from)" } ?? "0") – "
+                             + "\(options.range?.to.map { "\($0)" } ?? "end") s is outside \(name), which lasts "
+                             + "\(formatSeconds(end)) s")
+        }
+        return RemuxResult(outputPath: output, tracks: tracks, duration: duration, bytesWritten: 0, notes: notes,
+                           warnings: warnings)
+    }
+
+    static func gcd(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        var (x, y) = (a, b)
+        while y != 0 { (x, y) = (y, x % y) }
+        return x
+    }
+
+    static func formatSeconds(_ value: Double) -> String {
+        let millis = Int((value * 1000).rounded())
+        let fraction = String(millis % 1000)
+        return "\(millis / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+
+    static func extensionOf(_ path: String) -> String? {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        return name[name.index(after: dot)...].lowercased()
+    }
+}

@@ -1,0 +1,91 @@
+/// A point in a movie's presentation, as a cut names it: whole nanoseconds from the start.
+///
+/// Written as seconds (`90`, `2.52`) or as `[[h:]m:]s[.frac]` (`1:30`, `01:02:03.5`); the
+/// fraction keeps up to nine digits (nanoseconds), further digits are refused rather than
+/// rounded away.
+public struct CutTime: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Nanoseconds from the start of the presentation.
+    public var nanoseconds: UInt64
+
+    /// The time `nanoseconds` after the start.
+    public init(nanoseconds: UInt64) {
+        self.nanoseconds = nanoseconds
+    }
+
+    /// The time as seconds, for messages and reports.
+    public var seconds: Double { Double(nanoseconds) / 1e9 }
+
+    /// Parses `90`, `2.52`, `1:30`, `1:02:03.5`: seconds, or minutes and seconds, or hours,
+    /// minutes and seconds; minutes and seconds after a colon are below 60. Nil for anything
+    /// else (signs, exponents, empty fields, more than nine fraction digits, overflow).
+    public init?(parsing text: String) {
+        let fields = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(fields.count) else { return nil }
+        var total: UInt64 = 0
+        for (n, field) in fields.enumerated() {
+            let isLast = n == fields.count - 1
+            let parts = field.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 1 || (isLast && parts.count == 2) else { return nil }
+            let whole = parts[0]
+            guard !whole.isEmpty, whole.count <= 12, whole.allSatisfy({ $0.isASCII && $0.isNumber }),
+                  let value = UInt64(whole) else { return nil }
+            if n > 0 && value >= 60 { return nil }
+            var fraction: UInt64 = 0
+            if parts.count == 2 {
+                let digits = parts[1]
+                guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+                      let read = UInt64(digits) else { return nil }
+                fraction = read
+                for _ in digits.count..<9 { fraction *= 10 }  // < 10^9: no overflow.
+            }
+            // At most 12 digits per field (< 10^12) times 60 and 10^9: checked below.
+            let (scaled, o1) = total.multipliedReportingOverflow(by: 60)
+            let (sum, o2) = scaled.addingReportingOverflow(value)
+            guard !o1, !o2 else { return nil }
+            total = sum
+            if isLast {
+                let (ns, o3) = total.multipliedReportingOverflow(by: 1_000_000_000)
+                let (withFraction, o4) = ns.addingReportingOverflow(fraction)
+                guard !o3, !o4 else { return nil }
+                nanoseconds = withFraction
+                return
+            }
+        }
+        return nil
+    }
+
+    /// The time in ticks of `timescale`, rounded to the nearest tick; nil when it does not
+    /// fit in 64 bits.
+    public func ticks(_ timescale: UInt32) -> UInt64? {
+        let product = nanoseconds.multipliedFullWidth(by: UInt64(timescale))
+        let (low, carry) = product.low.addingReportingOverflow(500_000_000)
+        let high = product.high + (carry ? 1 : 0)  // high < timescale ≤ 2^32: no overflow.
+        guard high < 1_000_000_000 else { return nil }
+        return UInt64(1_000_000_000).dividingFullWidth((high, low)).quotient
+    }
+
+    /// `2.520` style: seconds with three decimals (more when the time needs them).
+    public var description: String {
+        let whole = nanoseconds / 1_000_000_000
+        var fraction = String(nanoseconds % 1_000_000_000)
+        fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
+        while fraction.count > 3 && fraction.hasSuffix("0") { fraction.removeLast() }
+        return "\(whole).\(fraction)"
+    }
+
+    public static func < (a: CutTime, b: CutTime) -> Bool { a.nanoseconds < b.nanoseconds }
+}
+
+/// The part of a presentation to keep: `[from, to)`, `to` nil for "to the end".
+public struct CutRange: Sendable, Hashable {
+    /// Where the output starts.
+    public var from: CutTime
+    /// Where it ends (excluded); nil for the end of the input.
+    public var to: CutTime?
+
+    /// The range `[from, to)`.
+    public init(from: CutTime = CutTime(nanoseconds: 0), to: CutTime? = nil) {
+        self.from = from
+        self.to = to
+    }
+}

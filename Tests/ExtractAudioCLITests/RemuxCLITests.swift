@@ -1,0 +1,211 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `extract-audio remux` (issue 14): which tracks are kept, the cut, metadata, errors.
+/// Every fact about the output is read back by ffprobe/ffmpeg, never by our own parser.
+final class RemuxCLITests: XCTestCase {
+    var directory: TemporaryDirectory!
+
+    override func setUp() {
+        directory = TemporaryDirectory()
+    }
+
+    override func tearDown() {
+        directory.remove()
+    }
+
+    func tool(_ name: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [name] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// ffprobe's streams: (codec_type, codec_tag_string).
+    func streams(_ path: String) throws -> [[String: Any]] {
+        let json = try tool("ffprobe", ["-v", "error", "-show_streams", "-show_format", "-of", "json", path])
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        return object["streams"] as? [[String: Any]] ?? []
+    }
+
+    func format(_ path: String) throws -> [String: Any] {
+        let json = try tool("ffprobe", ["-v", "error", "-show_format", "-of", "json", path])
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        return object["format"] as? [String: Any] ?? [:]
+    }
+
+    /// The CRC of every packet of one stream, as ffprobe computes it.
+    func packetHashes(_ path: String, _ stream: String) throws -> [String] {
+        try tool("ffprobe", ["-v", "error", "-ignore_editlist", "1", "-select_streams", stream, "-show_packets",
+                             "-show_data_hash", "CRC32", "-show_entries", "packet=data_hash", "-of", "csv=p=0", path])
+            .split(separator: "\n").map(String.init)
+    }
+
+    /// MD5 of each decoded video frame (FFmpeg).
+    func frames(_ path: String) throws -> [String] {
+        try tool("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-f", "framemd5", "-"])
+            .split(separator: "\n").filter { !$0.hasPrefix("#") }.map { String($0.split(separator: ",").last ?? "") }
+    }
+
+    func testDropAudioKeepsTheVideoPackets() throws {
+        let input = fixture("aac-h264-faststart.mp4")
+        let output = directory.file("silent.mp4")
+        let run = try runCLI(["remux", input, output, "--drop-audio"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(try streams(output).map { $0["codec_type"] as? String }, ["video"])
+        XCTAssertEqual(try packetHashes(output, "v"), try packetHashes(input, "v"))
+    }
+
+    func testDropVideoKeepsTheAudioPackets() throws {
+        let input = fixture("aac-h264-faststart.mp4")
+        let output = directory.file("audio.mp4")
+        let run = try runCLI(["remux", input, output, "--drop-video"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(try streams(output).map { $0["codec_type"] as? String }, ["audio"])
+        XCTAssertEqual(try packetHashes(output, "a"), try packetHashes(input, "a"))
+    }
+
+    func testTrackIDKeepsTheNamedTracks() throws {
+        let input = fixture("meta-itunes-video.mp4")
+        let inputStreams = try streams(input)
+        let output = directory.file("two.mp4")
+        let run = try runCLI(["remux", input, output, "--track-id", "2", "--track-id", "1"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        // Cover art (covr in the tags) shows as attached-picture streams: not tracks.
+        func tracks(_ list: [[String: Any]]) -> [[String: Any]] {
+            list.filter { (($0["disposition"] as? [String: Any])?["attached_pic"] as? Int) != 1 }
+        }
+        let written = tracks(try streams(output))
+        XCTAssertEqual(written.map { $0["codec_name"] as? String },
+                       tracks(inputStreams).filter { ["0x1", "0x2"].contains($0["id"] as? String) }
+                           .map { $0["codec_name"] as? String })
+        XCTAssertEqual(written.count, 2)
+        let one = directory.file("one.mp4")
+        XCTAssertEqual(try runCLI(["remux", input, one, "--track-id", "2"]).status, 0)
+        XCTAssertEqual(tracks(try streams(one)).map { $0["codec_type"] as? String }, ["audio"])
+        let missing = try runCLI(["remux", input, directory.file("none.mp4"), "--track-id", "9"])
+        XCTAssertEqual(missing.status, 64)
+        XCTAssertTrue(missing.stderr.contains("no track with ID 9"), missing.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("none.mp4")))
+    }
+
+    /// `--duration D` is `--to FROM+D`; the cut lasts D for ffprobe and starts at the
+    /// source's frame at FROM.
+    func testDurationIsToMinusFrom() throws {
+        let input = fixture("aac-h264-faststart.mp4")
+        let a = directory.file("a.mp4")
+        let b = directory.file("b.mp4")
+        XCTAssertEqual(try runCLI(["remux", input, a, "--from", "0.52", "--duration", "1.6"]).status, 0)
+        XCTAssertEqual(try runCLI(["remux", input, b, "--from", "0:00.52", "--to", "2.12"]).status, 0)
+        XCTAssertEqual(FileManager.default.contents(atPath: a), FileManager.default.contents(atPath: b))
+        XCTAssertEqual(Double(try format(a)["duration"] as? String ?? ""), 1.6)
+        let source = try frames(input)
+        let cut = try frames(a)
+        XCTAssertEqual(cut.count, 40)  // 1.6 s at 25 fps.
+        XCTAssertEqual(Array(source[13..<53]), cut)  // 0.52 s is frame 13.
+    }
+
+    /// A B-frame video cut between keyframes starts at the frame presented at --from.
+    func testBFrameCutStartsAtTheFrameAtFrom() throws {
+        let input = fixture("video-bframes.mp4")
+        let output = directory.file("cut.mp4")
+        let run = try runCLI(["remux", input, output, "--from", "0.36", "--to", "0.8"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(try frames(output), Array(try frames(input)[9..<20]))
+    }
+
+    /// A plain remux of a B-frame video keeps its last frames: the stated edit list is
+    /// copied, not the presentation rule's fit to the decode-time duration (which ends
+    /// two frames early for FFmpeg).
+    func testPlainRemuxKeepsEveryFrame() throws {
+        for name in ["video-bframes.mp4", "aac-h264-faststart.mp4"] {
+            let output = directory.file("whole-" + name)
+            XCTAssertEqual(try runCLI(["remux", fixture(name), output]).status, 0)
+            XCTAssertEqual(try frames(output), try frames(fixture(name)), name)
+        }
+    }
+
+    func testMetadataIsKept() throws {
+        let input = fixture("meta-itunes-video.mp4")
+        let output = directory.file("tagged.mp4")
+        let run = try runCLI(["remux", input, output, "--from", "0.5", "--to", "1.5"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        var expected = try XCTUnwrap(try format(input)["tags"] as? [String: String])
+        var got = try XCTUnwrap(try format(output)["tags"] as? [String: String])
+        for brandTag in ["major_brand", "minor_version", "compatible_brands", "creation_time"] {
+            expected[brandTag] = nil
+            got[brandTag] = nil
+        }
+        XCTAssertEqual(got, expected)
+        XCTAssertEqual(got["title"], "Fixture Title — ünïcödé")
+    }
+
+    func testTimecodeIsDroppedFromMP4AndKeptInMOV() throws {
+        let input = fixture("mov-timecode.mov")
+        let mp4 = directory.file("out.mp4")
+        let run = try runCLI(["remux", input, mp4])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("tmcd") && run.stderr.contains("dropped"), run.stderr)
+        XCTAssertEqual(try streams(mp4).compactMap { $0["codec_tag_string"] as? String }, ["avc1", "mp4a"])
+        let mov = directory.file("out.mov")
+        XCTAssertEqual(try runCLI(["remux", input, mov]).status, 0)
+        XCTAssertEqual(try streams(mov).compactMap { $0["codec_tag_string"] as? String }, ["avc1", "mp4a", "tmcd"])
+        XCTAssertEqual(try format(mov)["format_name"] as? String, "mov,mp4,m4a,3gp,3g2,mj2")
+        // PCM in sowt: dropped from an .mp4, kept (and cut) in a .mov.
+        let pcm = fixture("pcm-in-mov.mov")
+        let pcmMP4 = directory.file("pcm.mp4")
+        let dropped = try runCLI(["remux", pcm, pcmMP4])
+        XCTAssertEqual(dropped.status, 0, dropped.stderr)
+        XCTAssertTrue(dropped.stderr.contains("sowt"), dropped.stderr)
+        XCTAssertEqual(try streams(pcmMP4).compactMap { $0["codec_tag_string"] as? String }, ["avc1"])
+        let pcmMOV = directory.file("pcm.mov")
+        XCTAssertEqual(try runCLI(["remux", pcm, pcmMOV, "--from", "0.2", "--to", "0.7"]).status, 0)
+        let kept = try streams(pcmMOV)
+        XCTAssertEqual(kept.compactMap { $0["codec_tag_string"] as? String }, ["avc1", "sowt"])
+        XCTAssertEqual(kept.compactMap { Double($0["duration"] as? String ?? "") }, [0.5, 0.5])
+    }
+
+    func testEmptyReversedAndOutsideRangesFailWithNothingLeft() throws {
+        let input = fixture("aac-h264-faststart.mp4")
+        let output = directory.file("out.mp4")
+        for (arguments, status) in [(["--from", "2", "--to", "1"], Int32(64)), (["--from", "1", "--to", "1"], 64),
+                                    (["--from", "1", "--duration", "0"], 64), (["--from", "9", "--to", "12"], 64),
+                                    (["--from", "1:61"], 64), (["--to", "1", "--duration", "1"], 64)] {
+            let run = try runCLI(["remux", input, output] + arguments)
+            XCTAssertEqual(run.status, status, "\(arguments): \(run.stderr)")
+            XCTAssertEqual(run.stderr.split(separator: "\n").count, 1, run.stderr)
+            XCTAssertEqual(directory.contents, [], "\(arguments)")
+        }
+        let broken = directory.write("broken.mp4", Array("this is not a movie at all".utf8))
+        let run = try runCLI(["remux", broken, output, "--from", "1"])
+        XCTAssertEqual(run.status, 65, run.stderr)
+        XCTAssertEqual(directory.contents, ["broken.mp4"])
+    }
+
+    /// `--fragment`: fragments start at sync samples and carry the same packets.
+    func testFragmentedCutHasTheSamePackets() throws {
+        let input = fixture("aac-h264-faststart.mp4")
+        let plain = directory.file("plain.mp4")
+        let fragmented = directory.file("frag.mp4")
+        XCTAssertEqual(try runCLI(["remux", input, plain, "--from", "0.3", "--to", "2.7"]).status, 0)
+        XCTAssertEqual(try runCLI(["remux", input, fragmented, "--from", "0.3", "--to", "2.7",
+                                   "--fragment", "1"]).status, 0)
+        XCTAssertTrue(try tool("ffprobe", ["-v", "error", "-show_format", fragmented]).count > 0)
+        for stream in ["v", "a"] {
+            XCTAssertEqual(try packetHashes(fragmented, stream), try packetHashes(plain, stream))
+        }
+        // FFmpeg 5.1 applies a fragmented file's edit list to timestamps but does not drop
+        // the frames before its start: the plain cut's frames end the fragmented one's.
+        let fragmentFrames = try frames(fragmented)
+        let plainFrames = try frames(plain)
+        XCTAssertEqual(Array(fragmentFrames.suffix(plainFrames.count)), plainFrames)
+        XCTAssertEqual(plainFrames.count, 60)  // 2.4 s at 25 fps.
+    }
+}
