@@ -63,4 +63,28 @@ final class MovieFileSinkTests: XCTestCase {
             XCTAssertEqual((error as? RemuxError)?.code, .ioError)
         }
     }
+
+    func testCancellationStopsALargeKernelCopyBetweenPieces() throws {
+        // One 4 MiB sample: a single copy operation, done in pieces of the 64 KiB buffer.
+        let sourcePath = directory.write("large.bin", [UInt8](repeating: 9, count: 4 << 20))
+        var writer = MovieWriter()
+        let track = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44_100,
+                                                             channelCount: 2)))
+        try writer.append(Sample(offset: 0, size: 4 << 20, decodeTime: 0, duration: 1024), from: 0, to: track)
+        let sink = try MovieFileSink(destination: directory.file("out.mp4"), overwrite: false,
+                                     sources: [InputFile(path: sourcePath)], bufferSize: 64 << 10)
+        var polls = 0
+        sink.isCancelled = {
+            polls += 1
+            return polls > 3
+        }
+        var target = sink
+        var copied: UInt64 = 0
+        XCTAssertThrowsError(try writer.finish(.progressive, into: &target,
+                                               progress: { copied = $0.sampleBytesDone })) { error in
+            XCTAssertEqual((error as? RemuxError)?.code, .cancelled)
+        }
+        XCTAssertEqual(polls, 4, "polled between the pieces of the one copy")
+        XCTAssertEqual(copied, 0, "the copy operation did not complete")
+    }
 }

@@ -60,6 +60,48 @@ final class MovieWriterTests: XCTestCase {
         XCTAssertEqual(MediaHeaderBox(timescale: 1, duration: 0, language: "EN").language, 0x55C4, "und")
     }
 
+    func testHeaderTimesFlagsAndMediaDurationAreWritten() throws {
+        var writer = MovieWriter(movieTimescale: 1000)
+        writer.creationTime = 3_600_000_000
+        writer.modificationTime = 3_600_000_001
+        var description = TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44_100,
+                                                channelCount: 2))
+        description.flags = TrackHeaderBox.inMovieFlag
+        description.creationTime = 3_600_000_002
+        description.modificationTime = 1 << 33
+        description.mediaCreationTime = 3_600_000_004
+        description.mediaModificationTime = 3_600_000_005
+        description.mediaDuration = 1500
+        let track = try writer.addTrack(description)
+        for _ in 0..<2 { try writer.append([0x21, 0x10], duration: 1024, to: track) }
+        var sink = MemoryMovieSink()
+        try writer.finish(.progressive, into: &sink)
+        let movie = try Movie(reading: MemoryByteSource(sink.bytes))
+        XCTAssertEqual(movie.header.creationTime, 3_600_000_000)
+        XCTAssertEqual(movie.header.modificationTime, 3_600_000_001)
+        let header = movie.tracks[0].header
+        XCTAssertFalse(header.isEnabled)
+        XCTAssertEqual(header.flags, TrackHeaderBox.inMovieFlag)
+        XCTAssertEqual(header.creationTime, 3_600_000_002)
+        XCTAssertEqual(header.modificationTime, 1 << 33, "a time past 2^32 makes a version-1 tkhd")
+        XCTAssertEqual(movie.tracks[0].mediaHeader.creationTime, 3_600_000_004)
+        XCTAssertEqual(movie.tracks[0].mediaHeader.modificationTime, 3_600_000_005)
+        XCTAssertEqual(movie.tracks[0].mediaHeader.duration, 1500, "the given mdhd duration, not the samples' 2048")
+        // ffprobe reads the movie's creation time (seconds since 1904: 2018-01-28T16:00:00Z).
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["ffprobe", "-v", "error", "-show_entries", "format_tags=creation_time",
+                             "-of", "default=nw=1:nk=1", directory.write("times.mp4", sink.bytes)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let probe = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(probe.trimmingCharacters(in: .whitespacesAndNewlines), "2018-01-28T16:00:00.000000Z")
+    }
+
     // MARK: Codec configurations
 
     func testAACEntryCarriesTheAudioSpecificConfig() throws {

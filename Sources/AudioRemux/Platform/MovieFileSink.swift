@@ -20,6 +20,9 @@ public final class MovieFileSink: MovieSink {
     public let sources: [InputFile]
     private var copier: RangeCopier
     private let overwrite: Bool
+    /// Polled between the pieces of a copy (a large copy runs in pieces of the buffer's
+    /// size); when it returns true the copy stops with ``RemuxError/Code/cancelled``.
+    public var isCancelled: () -> Bool = { false }
 
     /// Creates the output beside `destination` under a temporary name (see
     /// ``publish()``). Throws ``RemuxError/Code/destinationExists`` when `destination`
@@ -48,7 +51,7 @@ public final class MovieFileSink: MovieSink {
             guard !overflow, end <= file.length else {
                 throw RemuxError(.ioError, "\(file.path): a copy of \(count) bytes at \(offset) runs past its end")
             }
-            try copier.copy(offset..<end, from: file, to: &output, isCancelled: { false }, copied: { _, _ in })
+            try copier.copy(offset..<end, from: file, to: &output, isCancelled: isCancelled, copied: { _, _ in })
         }
     }
 

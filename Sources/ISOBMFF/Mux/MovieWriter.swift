@@ -259,7 +259,8 @@ public struct MovieWriter: Sendable {
     }
 
     private func movieHeader(duration: UInt64) -> MovieHeaderBox {
-        var header = MovieHeaderBox(timescale: movieTimescale, duration: duration, nextTrackID: UInt32(tracks.count + 1))
+        var header = MovieHeaderBox(timescale: movieTimescale, duration: duration,
+                                    nextTrackID: UInt32(tracks.count + 1))
         header.creationTime = creationTime
         header.modificationTime = modificationTime
         return header
@@ -271,8 +272,10 @@ public struct MovieWriter: Sendable {
         let description = track.description
         w.box(.trak) { w in
             var header = TrackHeaderBox(trackID: track.trackID, duration: fragmented ? 0 : presentedDuration(track),
-                                        alternateGroup: description.alternateGroup, volume: description.volume)
-            if !description.isEnabled { header.flags &= ~TrackHeaderBox.enabledFlag }
+                                        alternateGroup: description.alternateGroup, volume: description.volume,
+                                        flags: description.flags)
+            header.creationTime = description.creationTime
+            header.modificationTime = description.modificationTime
             header.width = description.width
             header.height = description.height
             if let matrix = description.matrix, matrix.count == 9 { header.matrix = matrix }
@@ -289,8 +292,11 @@ public struct MovieWriter: Sendable {
             }
             w.box(.mdia) { w in
                 var mediaHeader = MediaHeaderBox(timescale: description.timescale,
-                                                 duration: fragmented ? 0 : track.table.duration)
+                                                 duration: fragmented ? 0
+                                                     : description.mediaDuration ?? track.table.duration)
                 mediaHeader.language = description.language
+                mediaHeader.creationTime = description.mediaCreationTime
+                mediaHeader.modificationTime = description.mediaModificationTime
                 mediaHeader.write(to: &w)
                 description.handler.write(to: &w)
                 if let extendedLanguage = description.extendedLanguage { w.write(bytes: extendedLanguage) }

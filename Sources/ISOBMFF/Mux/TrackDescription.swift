@@ -29,13 +29,30 @@ public struct TrackDescription: Sendable {
     public var alternateGroup: Int16 = 0
     /// The `tkhd` volume, 8.8 fixed point: 0x0100 for audio, 0 otherwise.
     public var volume: Int16 = 0
-    /// The `tkhd` `track_enabled` flag: a disabled track is an alternative players do not
-    /// play by default.
-    public var isEnabled = true
+    /// The `tkhd` `track_enabled` flag (in ``flags``): a disabled track is an alternative
+    /// players do not play by default.
+    public var isEnabled: Bool {
+        get { flags & TrackHeaderBox.enabledFlag != 0 }
+        set { flags = newValue ? flags | TrackHeaderBox.enabledFlag : flags & ~TrackHeaderBox.enabledFlag }
+    }
     /// Track references (`tref`, ISO/IEC 14496-12 § 8.3.3): for each type (`chap`, …) the
     /// referenced track IDs, as IDs of the written movie (``MovieWriter/addTrack(_:)``
     /// returns them).
     public var references: [FourCC: [UInt32]] = [:]
+    /// The `tkhd` flags: enabled and in the movie by default (a chapter track is usually
+    /// written disabled).
+    public var flags: UInt32 = TrackHeaderBox.enabledFlag | TrackHeaderBox.inMovieFlag
+    /// The `tkhd` creation and modification times (seconds since 1904); 0 when unknown.
+    public var creationTime: UInt64 = 0
+    /// See ``creationTime``.
+    public var modificationTime: UInt64 = 0
+    /// The `mdhd` creation and modification times (seconds since 1904); 0 when unknown.
+    public var mediaCreationTime: UInt64 = 0
+    /// See ``mediaCreationTime``.
+    public var mediaModificationTime: UInt64 = 0
+    /// The `mdhd` duration to write when it is not the sum of the samples' durations (an
+    /// input whose `mdhd` stops before its last sample ends); nil for the sum.
+    public var mediaDuration: UInt64?
 
     /// A description from its parts.
     public init(handler: HandlerBox, timescale: UInt32, language: UInt16 = 0x55C4, sampleEntries: [[UInt8]],
