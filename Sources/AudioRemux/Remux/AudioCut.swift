@@ -12,7 +12,7 @@ import ISOBMFF
 ///
 /// The audio is extracted as usual (codec checks, salvage, metadata, brands, `iTunSMPB`)
 /// into a temporary M4A beside the output, which ``Remux`` then cuts: the packets covering
-/// the range plus the decoder's pre-roll (``PreRoll``) and an edit list presenting exactly
+/// the range plus the decoder's pre-roll (`PreRoll`) and an edit list presenting exactly
 /// `[from, to)`. The `iTunSMPB` item is rewritten to match that edit list (priming = its
 /// media time, valid samples = the range), and chapters, which would name times of the
 /// whole input, are left out of a cut.

@@ -69,9 +69,9 @@ public struct RemuxResult: Sendable {
 }
 
 /// Copies the tracks of a movie into a new MP4 or MOV without re-encoding, optionally cut to
-/// a time range (issue 14): the `remux` recipe over ``MovieReader`` and ``MovieWriter``.
+/// a time range (issue 14): the `remux` recipe over `MovieReader` and `MovieWriter`.
 ///
-/// A cut copies each track from the sample its decoder must start at (``CutPlan``: the
+/// A cut copies each track from the sample its decoder must start at (`CutPlan`: the
 /// video's sync sample at or before `from`, found in presentation time; the audio's
 /// pre-roll) and writes edit lists that present exactly `[from, to)`: the first edit of
 /// every track hides what precedes `from`, all tracks end at `to`.

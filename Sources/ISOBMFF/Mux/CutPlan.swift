@@ -4,7 +4,7 @@
 /// Video needs the sync sample at or before it (``syncSample``). Audio codecs built on
 /// overlapped transforms need the packets before it: the `roll` sample group says how many
 /// where the file has one (ISO/IEC 14496-12 § 10.1, AAC's `roll_distance` of -1); else the
-/// codec's own figure (``init(track:sampleGroups:)``). Copying more than needed is
+/// codec's own figure (``init(track:sampleGroups:hasSyncTable:)``). Copying more than needed is
 /// harmless: the edit list hides it.
 public enum PreRoll: Sendable, Equatable {
     /// Decoding starts at the sync sample at or before the cut (video, and any track whose
@@ -131,10 +131,14 @@ public struct CutPlan: Sendable, Equatable {
     /// nothing in the range (it ends before `from` or starts at or after `to`).
     ///
     /// - Parameters:
+    ///   - samples: the track's samples, in decode order.
+    ///   - presentation: the track's presentation (``TrackPresentation``): its checked edits.
     ///   - timescale: the track's media timescale.
     ///   - movieTimescale: the input's movie timescale, in which `presentation`'s segment
     ///     durations count.
     ///   - outputMovieTimescale: the output's, in which the plan's segment durations count.
+    ///   - range: what to keep, in seconds of the presentation: `[from, to)`.
+    ///   - preRoll: what the decoder needs before the first presented sample.
     ///   - editList: the track's edit list as the file states it. ``TrackPresentation`` fits
     ///     a segment to the media's decode-time duration; a video's frames are presented
     ///     later than they are decoded (`ctts`), so the stated segment, capped at the last
