@@ -98,6 +98,30 @@ final class MuxHardeningTests: XCTestCase {
     /// Point 18: `--loop` over a 60 KB video whose edit list claims 2^32 ticks (49 days) is
     /// refused from the numbers alone, before any table is built (it used to grow 50 million
     /// samples, 1.2 GB, before refusing).
+    /// Found by the mux fuzz target after the seam rebuild: clips whose packets advance the
+    /// timeline by (almost) nothing made the seam planner loop without reaching the video's
+    /// end, one piece per pass, until 2 GB. Passes are now capped (``1 << 19``).
+    /// The input is the fuzz target's format: a flags byte, the video's 4-byte length and
+    /// bytes, then the clip.
+    func testClipsThatBarelyAdvanceTheMusicDoNotLoopForever() throws {
+        let bytes = readFile(fixture("fuzz/mux-zero-progress-seams.bin"))
+        let flags = bytes[0]
+        let videoLength = min(bytes[1..<5].reduce(0) { $0 << 8 | Int($1) }, bytes.count - 5)
+        let video = Array(bytes[5..<(5 + videoLength)])
+        let clip = Array(bytes[(5 + videoLength)...])
+        XCTAssertEqual(flags & 4, 0, "one clip")
+        let options = MuxOptions(musicOffset: Double(flags >> 3) / 4, keepOriginalAudio: flags & 2 != 0,
+                                 loop: flags & 1 != 0)
+        var sink = MemoryByteSink()
+        do {
+            let result = try BackgroundMusic.mux(video: MemoryByteSource(video), music: [MemoryByteSource(clip)],
+                                                 to: &sink, options: options)
+            XCTAssertLessThanOrEqual(result.clipsPlaced, SeamPlanner.maximumPasses)
+        } catch is RemuxError {
+            // Refusing the input is as good as placing it within the cap.
+        }
+    }
+
     func testLoopingOverAClaimedDurationIsRefusedBeforeBuilding() throws {
         var synthetic = SyntheticMovie(sampleCount: 2)
         synthetic.handler = .vide

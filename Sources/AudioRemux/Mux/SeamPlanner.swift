@@ -105,10 +105,16 @@ enum SeamPlanner {
         return (index - first, ticks)
     }
 
+    /// The most clip passes a plan makes. Every pass places at least one packet and the
+    /// caller refuses plans of more than ``Limits/maximumMusicPackets`` packets, so a real
+    /// plan stays below this; clips whose packets last (almost) nothing would otherwise loop
+    /// without reaching the video's end, one piece per pass (a fuzzer found 2 GB of pieces).
+    static let maximumPasses = Limits.maximumMusicPackets
+
     private static func planExact(_ clips: [ClipTiming], needed: UInt64, loop: Bool, into layout: inout MusicLayout) {
         var left = needed
         var k = 0
-        while left > 0 && (loop || k < clips.count) {
+        while left > 0 && (loop || k < clips.count) && k < maximumPasses {
             let clip = clips[k % clips.count]
             let take = min(clip.presented, left)
             let (count, ticks) = covering(clip.durations, until: clip.priming + take)
@@ -139,7 +145,7 @@ enum SeamPlanner {
             let clip = clips[index]
             layout.plays[index] += 1
             let contentEnd = start + residual + Int64(clip.presented)
-            if contentEnd >= target || (!loop && k == clips.count - 1) {
+            if contentEnd >= target || (!loop && k == clips.count - 1) || k + 1 >= maximumPasses {
                 // The last piece: cut at the video's end, or where the music runs out.
                 let end = min(target, contentEnd)
                 let (count, ticks) = covering(clip.durations, from: first, until: UInt64(max(end - start, 0)))
