@@ -329,8 +329,10 @@ struct MuxPlan {
                              + "\(packets) packets, more than the \(limit) a mux may write; "
                              + "does the video really last that long?")
         }
+        // One pass per clip play, each placing at least one packet: no more passes than packets
+        // (packets <= limit, far below Int.max, so the sum cannot overflow).
         let layout = SeamPlanner.plan(timings, filling: needed, offset: offsetTicks, loop: options.loop,
-                                 exactSeams: options.exactSeams)
+                                      exactSeams: options.exactSeams, maximumPasses: packets + clips.count + 1)
         music = layout
         var description = TrackDescription(handler: HandlerBox(handlerType: .soun, name: "SoundHandler"),
                                            timescale: timescale, language: first.track.track.mediaHeader.language,

@@ -76,7 +76,7 @@ enum SeamPlanner {
     /// more than 0 ticks, and its priming plus presented ticks fit in its packets. The work is
     /// one step per packet placed (bounded by the caller against ``Limits/maximumMusicPackets``).
     static func plan(_ clips: [ClipTiming], filling needed: UInt64, offset: UInt64, loop: Bool,
-                     exactSeams: Bool) -> MusicLayout {
+                     exactSeams: Bool, maximumPasses: Int = SeamPlanner.maximumPasses) -> MusicLayout {
         var clips = clips
         if !exactSeams {
             for i in clips.indices { clips[i].durations = clips[i].decodedDurations }
@@ -86,9 +86,9 @@ enum SeamPlanner {
         if offset > 0 { layout.edits.append(.init(segmentDuration: offset, mediaTime: -1)) }
         guard !clips.isEmpty, needed > 0 else { return layout }
         if exactSeams {
-            planExact(clips, needed: needed, loop: loop, into: &layout)
+            planExact(clips, needed: needed, loop: loop, maximumPasses: maximumPasses, into: &layout)
         } else {
-            planPacketSeams(clips, needed: needed, loop: loop, into: &layout)
+            planPacketSeams(clips, needed: needed, loop: loop, maximumPasses: maximumPasses, into: &layout)
         }
         return layout
     }
@@ -105,13 +105,15 @@ enum SeamPlanner {
         return (index - first, ticks)
     }
 
-    /// The most clip passes a plan makes. Every pass places at least one packet and the
-    /// caller refuses plans of more than ``Limits/maximumMusicPackets`` packets, so a real
-    /// plan stays below this; clips whose packets last (almost) nothing would otherwise loop
-    /// without reaching the video's end, one piece per pass (a fuzzer found 2 GB of pieces).
+    /// The most clip passes a plan makes by default. Every pass places at least one packet
+    /// and the caller refuses plans of more than ``Limits/maximumMusicPackets`` packets, so a
+    /// real plan stays below this; clips whose packets last (almost) nothing would otherwise
+    /// loop without reaching the video's end, one piece per pass (a fuzzer found 2 GB of
+    /// pieces). Callers pass the tighter bound they know: the packets the music needs.
     static let maximumPasses = Limits.maximumMusicPackets
 
-    private static func planExact(_ clips: [ClipTiming], needed: UInt64, loop: Bool, into layout: inout MusicLayout) {
+    private static func planExact(_ clips: [ClipTiming], needed: UInt64, loop: Bool, maximumPasses: Int,
+                                  into layout: inout MusicLayout) {
         var left = needed
         var k = 0
         while left > 0 && (loop || k < clips.count) && k < maximumPasses {
@@ -130,7 +132,7 @@ enum SeamPlanner {
         }
     }
 
-    private static func planPacketSeams(_ clips: [ClipTiming], needed: UInt64, loop: Bool,
+    private static func planPacketSeams(_ clips: [ClipTiming], needed: UInt64, loop: Bool, maximumPasses: Int,
                                         into layout: inout MusicLayout) {
         // Times on the music's timeline: 0 is the first clip's first presented sample. Signed,
         // as the first clip's priming packets start before it.
