@@ -104,7 +104,7 @@ final class MuxHardeningTests: XCTestCase {
     /// The input is the fuzz target's format: a flags byte, the video's 4-byte length and
     /// bytes, then the clip.
     func testClipsThatBarelyAdvanceTheMusicDoNotLoopForever() throws {
-        let bytes = readFile(fixture("fuzz/mux-zero-progress-seams.bin"))
+        let bytes = readFile(fixture("fuzz-mux/zero-progress-seams.bin"))
         let flags = bytes[0]
         let videoLength = min(bytes[1..<5].reduce(0) { $0 << 8 | Int($1) }, bytes.count - 5)
         let video = Array(bytes[5..<(5 + videoLength)])
