@@ -447,11 +447,20 @@ struct MuxPlan {
 }
 
 /// A ``MovieSink`` that appends to a ``ByteSink``, reading copied ranges from `sources`
-/// through a buffer of `bufferSize` bytes.
+/// through a buffer of at most `bufferSize` bytes.
 struct ByteSinkMovieSink<Sink: ByteSink, Source: ByteSource>: MovieSink {
     var sink: Sink
     let sources: [Source]
     let bufferSize: Int
+    /// One buffer for every copy, grown to the largest copy up to `bufferSize`: a mux copies
+    /// one range per sample run, and a fresh megabyte for each was most of its time.
+    private var buffer: [UInt8] = []
+
+    init(sink: Sink, sources: [Source], bufferSize: Int) {
+        self.sink = sink
+        self.sources = sources
+        self.bufferSize = max(bufferSize, 64 << 10)
+    }
 
     mutating func perform(_ operation: MuxOperation) throws {
         switch operation {
@@ -464,14 +473,21 @@ struct ByteSinkMovieSink<Sink: ByteSink, Source: ByteSource>: MovieSink {
             var position = offset
             let (end, overflow) = offset.addingReportingOverflow(count)
             guard !overflow else { throw RemuxError(.invalidInput, "a copy of \(count) bytes at \(offset) overflows") }
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bufferSize, 64 << 10), alignment: 16)
-            defer { buffer.deallocate() }
-            while position < end {
-                let length = Int(min(UInt64(buffer.count), end - position))
-                let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length])
-                try sources[index].read(into: slice, at: position)
-                try sink.write(UnsafeRawBufferPointer(slice))
-                position += UInt64(length)
+            // `count` may exceed Int on a 32-bit platform: the comparison stays in UInt64.
+            let wanted = count < UInt64(bufferSize) ? Int(count) : bufferSize
+            // Taken out of `self` while the sink writes from it (exclusive access), then put back.
+            var scratch = buffer.count < wanted ? [UInt8](repeating: 0, count: wanted) : buffer
+            buffer = []
+            defer { buffer = scratch }
+            let source = sources[index]
+            try scratch.withUnsafeMutableBytes { buffer in
+                while position < end {
+                    let length = Int(min(UInt64(buffer.count), end - position))
+                    let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length])
+                    try source.read(into: slice, at: position)
+                    try sink.write(UnsafeRawBufferPointer(slice))
+                    position += UInt64(length)
+                }
             }
         }
     }
