@@ -231,6 +231,29 @@ final class MovieWriterTests: XCTestCase {
                                       .init(sampleCount: 2, sampleOffset: UInt32(bitPattern: -1))])
     }
 
+    /// Samples all of size 0 cannot be written as a constant size (0 means "sizes follow"):
+    /// the structured fuzzer's mux of a clip of 32 empty packets wrote a 20-byte `stsz`
+    /// claiming 32 entries, which no reader could parse.
+    func testEmptySamplesGetATableNotAConstantSizeOfZero() throws {
+        var writer = MovieWriter()
+        let track = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44100,
+                                                              channelCount: 2)))
+        for _ in 0..<3 { try writer.append([], duration: 1024, to: track) }
+        let table = try XCTUnwrap(writer.table(of: track))
+        XCTAssertEqual(table.sampleSizeBox.serialized, hexBytes("""
+            00000020 7374737a 00000000 | size 32, 'stsz', v0
+            00000000 00000003 | sizes follow, 3 samples
+            00000000 00000000 00000000 | each of size 0
+            """))
+        XCTAssertEqual(SampleSizeBox(constantSize: 0, sampleCount: 2), SampleSizeBox(sizes: [0, 0]))
+        var sink = MemoryMovieSink()
+        try writer.finish(.progressive, into: &sink)
+        let movie = try Movie(reading: MemoryByteSource(sink.bytes))
+        let read = try SampleTable(boxes: movie.tracks[0].sampleTable(), fileLength: movie.fileLength,
+                                   excluding: [movie.movieBoxRange])
+        XCTAssertEqual(read.sampleCount, 3)
+    }
+
     func testContiguousSourceRangesBecomeOneCopy() throws {
         let (writer, _) = try audioWriter(sizes: Array(repeating: 100, count: 50))
         var operations: [MuxOperation] = []

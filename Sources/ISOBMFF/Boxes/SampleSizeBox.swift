@@ -26,11 +26,12 @@ public struct SampleSizeBox: Box {
     }
 
     /// A table where every sample has the same size: the box stays 20 bytes however many
-    /// samples there are.
+    /// samples there are. A size of 0 cannot be said so (ISO/IEC 14496-12 § 8.7.3.2: a
+    /// `sample_size` of 0 means the sizes follow), so every sample then gets an entry of 0.
     public init(constantSize: UInt32, sampleCount: UInt32) {
         self.constantSize = constantSize
         self.sampleCount = sampleCount
-        sizes = []
+        sizes = constantSize == 0 ? Array(repeating: 0, count: Int(sampleCount)) : []
     }
 
     /// Parses `stsz`.
