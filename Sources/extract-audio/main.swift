@@ -371,7 +371,11 @@ func runMux(video: String, music: [String], output: String, arguments: Arguments
                                              })
         bar?.finish()
         if !arguments.quiet {
-            for note in result.dropped { Terminal.write("extract-audio: dropped \(note)\n", to: 2) }
+            // A note says what was dropped ("the video's own audio, …"), or is a sanitizer's
+            // line that already starts with the word.
+            for note in result.dropped {
+                Terminal.write("extract-audio: " + (note.hasPrefix("dropped ") ? "" : "dropped ") + note + "\n", to: 2)
+            }
         }
         if arguments.json {
             Terminal.line(muxJSON(result, video: video, output: output).compactText)

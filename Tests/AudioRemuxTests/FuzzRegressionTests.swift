@@ -28,6 +28,10 @@ final class FuzzRegressionTests: XCTestCase {
         // From the structured target: a chapter text entry its output check misread as a
         // sound entry (a false finding); the file extracts, and both players read the output.
         "structured-text-entry-false-size0.mp4": (nil, nil),
+        // From the structured target's mux: an avc1 entry holding an `stsd` of size 0 was
+        // copied into the mux output as it was (FFmpeg: "Duplicate stsd"). Its audio extracts;
+        // MuxHardeningTests muxes it.
+        "structured-mux-avc1-stsd-inside-entry.mp4": (nil, nil),
         // 2000 truns of 90,000 samples: the limit was checked per run, so all were built first.
         "trun-sample-limit-per-run-not-per-moof.mp4": (nil, .invalidInput),
     ]

@@ -54,6 +54,40 @@ final class MuxHardeningTests: XCTestCase {
         return synthetic.build()
     }
 
+    /// A clip of empty packets is refused as extraction refuses one (the structured fuzzer's
+    /// clip of 32 empty packets reached a writer bug that wrote an unreadable `stsz`).
+    func testClipOfEmptyPacketsIsRefused() throws {
+        var synthetic = SyntheticMovie(sampleCount: 2)
+        synthetic.sampleSizes = Array(repeating: 0, count: 8)
+        synthetic.timeToSample = TimeToSampleBox(entries: [.init(sampleCount: 8, sampleDelta: 1024)])
+        synthetic.chunkOffsets = Array(repeating: 0, count: 4)
+        let video = readFile(fixture("aac-h264-faststart.mp4"))
+        XCTAssertThrowsError(try plan(video: video, clips: [synthetic.build()])) { error in
+            let error = error as? RemuxError
+            XCTAssertEqual(error?.code, .invalidInput, "\(String(describing: error))")
+            XCTAssertTrue(error?.message.contains("is empty (size 0)") == true, "\(String(describing: error))")
+        }
+    }
+
+    /// The structured fuzzer's video whose `avc1` entry holds an `stsd` of size 0: the mux
+    /// copied the entry as it was, and FFmpeg refused the output ("Duplicate stsd"). The
+    /// entry's children are now checked (CopiedTrack) and the output reads in FFmpeg.
+    func testCopiedVideoEntryChildrenAreChecked() throws {
+        let video = readFile(fixture("fuzz/structured-mux-avc1-stsd-inside-entry.mp4"))
+        let output = directory.file("muxed.mp4")
+        let plan = try self.plan(video: video, clips: [readFile(fixture("aac-h264-faststart.mp4"))])
+        XCTAssertTrue(plan.dropped.contains { $0.contains("stsd/avc1/stsd") }, "\(plan.dropped)")
+        var sink = MemoryByteSink()
+        _ = try BackgroundMusic.mux(video: MemoryByteSource(video),
+                                    music: [MemoryByteSource(readFile(fixture("aac-h264-faststart.mp4")))], to: &sink)
+        XCTAssertEqual(directory.write("muxed.mp4", sink.data), output)
+        let probe = try runTool("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type",
+                                                "-of", "csv=p=0", output])
+        XCTAssertEqual(probe.status, 0, probe.stderr)
+        XCTAssertFalse(probe.stderr.contains("[mov,mp4"), probe.stderr)
+        XCTAssertEqual(probe.stdout, "video\naudio\n")
+    }
+
     func plan(video: [UInt8], clips: [[UInt8]], options: MuxOptions = MuxOptions()) throws -> MuxPlan {
         let inputs = [MemoryByteSource(video)] + clips.map { MemoryByteSource($0) }
         return try MuxPlan(inputs: inputs, names: ["video.mp4"] + clips.indices.map { "clip\($0 + 1).m4a" },

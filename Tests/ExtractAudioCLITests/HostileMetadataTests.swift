@@ -223,6 +223,43 @@ final class HostileMetadataTests: XCTestCase {
         }
     }
 
+    /// Class 19/20 in mux and remux (found by the structured fuzzer's mux of a clip): a sound
+    /// entry's children are checked as extraction checks them when the entry is copied, as a
+    /// music clip's or a remuxed track's. A `moov` inside the `mp4a` made FFmpeg see a second
+    /// movie; a 6-deep chain is past what it reads.
+    func testMuxAndRemuxCheckTheSampleEntriesTheyCopy() throws {
+        let video = fixture("aac-h264-faststart.mp4")
+        for (name, child, path) in [("moov-in-mp4a", Self.rawBox(.moov, Self.rawBox("udta", [])), "stsd/mp4a/moov"),
+                                    ("deep-in-mp4a", Self.chain("udta", levels: 6), "stsd/mp4a/udta")] {
+            var movie = SyntheticMovie(sampleCount: 80)
+            movie.editList = nil
+            movie.sampleEntries = [AudioSampleEntry.isoEntry(
+                format: .mp4a, channelCount: 2, sampleRate: 44100,
+                children: [SyntheticMovie.esds(objectType: 0x40, config: [0x12, 0x10]), child])]
+            let clip = directory.write(name + ".m4a", movie.build())
+            let muxed = directory.file(name + "-mux.mp4")
+            let mux = try runCLI(["mux", video, "--audio", clip, muxed])
+            XCTAssertEqual(mux.status, 0, "\(name): \(mux.stderr)")
+            XCTAssertTrue(mux.stderr.contains(path), "\(name): no warning naming the box: \(mux.stderr)")
+            XCTAssertFalse(mux.stderr.contains("dropped dropped"), mux.stderr)
+            let remuxed = directory.file(name + "-remux.mp4")
+            let remux = try runCLI(["remux", clip, remuxed])
+            XCTAssertEqual(remux.status, 0, "\(name): \(remux.stderr)")
+            XCTAssertTrue(remux.stderr.contains(path), "\(name): no warning naming the box: \(remux.stderr)")
+            for output in [muxed, remuxed] {
+                let bytes = readFile(output)
+                XCTAssertEqual(Self.count("moov", in: bytes), 1, "\(output): a moov copied into the entry")
+                XCTAssertLessThan(Self.count("udta", in: bytes), 6, "\(output): the chain was copied")
+                let probe = try XCTUnwrap(try Self.run("ffprobe", ["-v", "error", "-show_entries",
+                                                                    "stream=codec_type", "-of", "csv=p=0", output]),
+                                          "ffprobe is not installed")
+                XCTAssertEqual(probe.status, 0, "\(output): \(probe.stderr)")
+                XCTAssertEqual(probe.stderr.split(separator: "\n").filter { $0.contains("[mov,mp4") }, [], output)
+                XCTAssertEqual(probe.stdout.split(separator: "\n").filter { $0 == "audio" }.count, 1, output)
+            }
+        }
+    }
+
     /// Point 20: an `elng` of size 0 as the last child of `mdia` reads fine in the input;
     /// copied with its size 0 before our `minf`, it swallowed it (codec "unknown").
     func testSizeZeroExtendedLanguageGetsItsRealSize() throws {

@@ -54,3 +54,36 @@ public struct MissingOracle: Error, CustomStringConvertible {
     public init(_ tool: String) { self.tool = tool }
     public var description: String { "\(tool) is not installed; the test needs it as an oracle (.ci/run installs it)" }
 }
+
+/// What an oracle tool printed and how it ended.
+public struct OracleRun: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+}
+
+/// Runs the oracle `tool` (ffprobe, ffmpeg, gst-launch-1.0, …) found on the usual paths,
+/// under a 120 s timeout; a missing tool throws ``MissingOracle`` (a failure, never a skip).
+public func runTool(_ tool: String, _ arguments: [String]) throws -> OracleRun {
+    let folders = ["/usr/bin", "/usr/local/bin", "/opt/homebrew/bin"]
+    guard let path = folders.map({ $0 + "/" + tool }).first(where: FileManager.default.isExecutableFile(atPath:)) else {
+        throw MissingOracle(tool)
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+    process.arguments = ["-k", "5", "120", path] + arguments
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    // Read both pipes at once: a tool that fills one while we wait on the other would block.
+    nonisolated(unsafe) var errorBytes = Data()
+    let reader = Thread { errorBytes = err.fileHandleForReading.readDataToEndOfFile() }
+    reader.start()
+    let outputBytes = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while !reader.isFinished { usleep(1000) }
+    return OracleRun(status: process.terminationStatus, stdout: String(decoding: outputBytes, as: UTF8.self),
+                     stderr: String(decoding: errorBytes, as: UTF8.self))
+}

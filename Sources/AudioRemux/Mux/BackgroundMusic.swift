@@ -235,6 +235,7 @@ struct MuxPlan {
         let reader = try BackgroundMusic.blaming(video: videoPath) {
             try BackgroundMusic.explained(source: inputs[0]) { try MovieReader(reading: inputs[0]) }
         }
+        let quickTimeLayout = reader.movie.usesQuickTimeLayout
         let videoTracks = reader.tracks.filter { $0.kind == .video }
         guard !videoTracks.isEmpty else {
             let described = reader.tracks.isEmpty ? "no tracks"
@@ -266,7 +267,7 @@ struct MuxPlan {
             func checked(_ box: [UInt8]?) -> [UInt8]? {
                 guard let box else { return nil }
                 let result = CopiedBoxSanitizer.sanitize(box, depth: 2, parentPath: "moov")
-                notes += result.warnings.map { "from the video's metadata: \($0)" }
+                notes += result.warnings.map { "\($0) (the video's metadata)" }
                 return result.bytes
             }
             output.userData = checked(reader.movie.userData)
@@ -283,7 +284,7 @@ struct MuxPlan {
                 try BackgroundMusic.converted { try reader.samples(of: track) }
             }
             let presentation = reader.presentation(of: track, samples: samples)
-            let copied = Self.copied(track.track, notes: &notes)
+            let copied = CopiedTrack.description(of: track.track, quickTimeLayout: quickTimeLayout, notes: &notes)
             let id = try BackgroundMusic.converted { try output.addTrack(copied) }
             var ticks = rescale(samples.totalDuration, from: track.timescale, to: timescale) ?? 0
             if !presentation.edits.isEmpty, let original = track.editList?.entries {
@@ -334,6 +335,7 @@ struct MuxPlan {
         let layout = SeamPlanner.plan(timings, filling: needed, offset: offsetTicks, loop: options.loop,
                                       exactSeams: options.exactSeams, maximumPasses: packets + clips.count + 1)
         music = layout
+        notes += first.warnings.map { "\($0) (in \(names[1]))" }
         var description = TrackDescription(handler: HandlerBox(handlerType: .soun, name: "SoundHandler"),
                                            timescale: timescale, language: first.track.track.mediaHeader.language,
                                            sampleEntries: [first.outputEntry],
@@ -373,7 +375,8 @@ struct MuxPlan {
                     try BackgroundMusic.converted { try reader.samples(of: track) }
                 }
                 let presentation = reader.presentation(of: track, samples: samples)
-                var original = Self.copied(track.track, notes: &notes)
+                var original = CopiedTrack.description(of: track.track, quickTimeLayout: quickTimeLayout,
+                                                       notes: &notes)
                 original.isEnabled = false
                 original.alternateGroup = 1
                 let id = try BackgroundMusic.converted { try output.addTrack(original) }
@@ -400,23 +403,6 @@ struct MuxPlan {
         }
         self.writer = output
         dropped = notes
-    }
-
-    /// The description of a copied track, its `udta` and `elng` checked as extraction checks
-    /// them (``CopiedBoxSanitizer``); what could not be kept is noted.
-    static func copied(_ track: Track, notes: inout [String]) -> TrackDescription {
-        var description = TrackDescription(copying: track)
-        if let box = track.userData {
-            let result = CopiedBoxSanitizer.sanitize(box, depth: 3, parentPath: track.path)
-            notes += result.warnings
-            description.userData = result.bytes
-        }
-        if let box = track.extendedLanguage {
-            let result = CopiedBoxSanitizer.sanitize(box, depth: 4, parentPath: track.path + "/mdia")
-            notes += result.warnings
-            description.extendedLanguage = result.bytes
-        }
-        return description
     }
 
     /// Writes the file into `sink`; returns its size.
@@ -500,6 +486,8 @@ struct Clip {
     let samples: SampleIndex
     let codec: AudioCodec
     let outputEntry: [UInt8]
+    /// What of the clip's sample entry could not be kept (``CopiedTrack``).
+    let warnings: [String]
     let timing: ClipTiming
 
     init(path: String, input: some ByteSource) throws {
@@ -522,7 +510,10 @@ struct Clip {
         }
         let entry = entries[index]
         codec = try AudioCodec(entry: entry, quickTimeLayout: reader.movie.usesQuickTimeLayout)
-        outputEntry = codec.outputEntry(original: entry)
+        var warnings: [String] = []
+        outputEntry = CopiedTrack.soundEntry(codec.outputEntry(original: entry), quickTimeLayout: false,
+                                             track: track.track, notes: &warnings)
+        self.warnings = warnings
         let timescale = track.timescale
         guard timescale > 0 else { throw RemuxError(.invalidInput, "\(path): the audio track's timescale is 0") }
         // A packet claiming hours (a first stts delta of 0xFFFFFC00 was seen) would make one
@@ -534,6 +525,12 @@ struct Clip {
         for sample in samples {
             if sample.descriptionIndex != firstSample.descriptionIndex {
                 throw RemuxError(.incompatibleClips, "\(path) changes its coding midway (several sample descriptions)")
+            }
+            // As extraction refuses them: no codec this tool copies has empty packets (the
+            // structured fuzzer's clip of 32 empty packets made a writer bug reachable).
+            if sample.size == 0 {
+                throw RemuxError(.invalidInput, "\(path): audio packet \(durations.count + 1) is empty (size 0): no "
+                                 + "codec this tool copies has empty packets")
             }
             if UInt64(sample.duration) > longest {
                 throw RemuxError(.invalidInput, "\(path): packet \(durations.count + 1) lasts \(sample.duration) ticks "

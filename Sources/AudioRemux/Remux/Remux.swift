@@ -250,12 +250,8 @@ public enum Remux {
                 edits = presentation.edits.isEmpty ? nil : track.editList?.entries
                 anyPresented = true
             }
-            var description = TrackDescription(copying: track.track)
-            if let userData = description.userData {
-                let clean = CopiedBoxSanitizer.sanitize(userData, depth: 3, parentPath: "moov/trak")
-                warnings += clean.warnings
-                description.userData = clean.bytes
-            }
+            var description = CopiedTrack.description(of: track.track, quickTimeLayout: movie.usesQuickTimeLayout,
+                                                      notes: &warnings)
             description.references = track.track.references.compactMapValues { ids in
                 let ids = ids.compactMap { newIDs[$0] }
                 return ids.isEmpty ? nil : ids

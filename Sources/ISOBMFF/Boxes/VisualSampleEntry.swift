@@ -76,7 +76,7 @@ public struct VisualSampleEntry: Sendable, Equatable {
     }
 
     /// The size of the fixed fields after the box header.
-    static let fixedFieldsSize = 78
+    public static let fixedFieldsSize = 78
 
     /// A visual entry built in memory, with the usual defaults (72 dpi, 1 frame, depth 24).
     public init(format: FourCC, width: UInt16, height: UInt16, configuration: CodecConfigurationBox?,

@@ -1,0 +1,51 @@
+import ISOBMFF
+
+/// A track copied whole into a new movie (`mux`, `remux`): its description, with every box
+/// it carries over checked as extraction checks its own (``CopiedBoxSanitizer``) — the
+/// track's `udta`, `mdia/elng`, and the children of its sound and visual sample entries — so that
+/// nothing a reader refuses (too deep, of track shape, size 0) is written. What could not
+/// be kept is added to `notes`, one line per box.
+enum CopiedTrack {
+    static func description(of track: Track, quickTimeLayout: Bool, notes: inout [String]) -> TrackDescription {
+        var description = TrackDescription(copying: track)
+        if let box = track.userData {
+            let result = CopiedBoxSanitizer.sanitize(box, depth: 3, parentPath: track.path)
+            notes += result.warnings
+            description.userData = result.bytes
+        }
+        if let box = track.extendedLanguage {
+            let result = CopiedBoxSanitizer.sanitize(box, depth: 4, parentPath: track.path + "/mdia")
+            notes += result.warnings
+            description.extendedLanguage = result.bytes
+        }
+        if track.isAudio {
+            description.sampleEntries = description.sampleEntries.map { entry in
+                soundEntry(entry, quickTimeLayout: quickTimeLayout, track: track, notes: &notes)
+            }
+        } else if track.handlerType == .vide {
+            description.sampleEntries = description.sampleEntries.map { entry in
+                visualEntry(entry, track: track, notes: &notes)
+            }
+        }
+        return description
+    }
+
+    /// A visual sample entry (ISO/IEC 14496-12 § 12.1.3: 78 bytes of fixed fields) with its
+    /// children (`avcC`, `colr`, `pasp`, …) checked.
+    static func visualEntry(_ entry: [UInt8], track: Track, notes: inout [String]) -> [UInt8] {
+        guard entry.count >= 8 + VisualSampleEntry.fixedFieldsSize else { return entry }
+        let result = CopiedBoxSanitizer.sanitizeEntry(entry, fieldsSize: VisualSampleEntry.fixedFieldsSize,
+                                                      depth: Limits.sampleEntryDepth,
+                                                      path: track.path + "/mdia/minf/stbl/stsd")
+        notes += result.warnings
+        return result.bytes ?? entry
+    }
+
+    /// A sound sample entry with its children checked (``AudioSampleEntry/sanitized(_:quickTimeLayout:path:)``).
+    static func soundEntry(_ entry: [UInt8], quickTimeLayout: Bool, track: Track, notes: inout [String]) -> [UInt8] {
+        let result = AudioSampleEntry.sanitized(entry, quickTimeLayout: quickTimeLayout,
+                                                path: track.path + "/mdia/minf/stbl/stsd")
+        notes += result.warnings
+        return result.bytes ?? entry
+    }
+}
