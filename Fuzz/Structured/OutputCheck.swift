@@ -13,6 +13,10 @@ enum OutputCheck {
         "mvex": 0, "moof": 0, "traf": 0, "tref": 0, "ilst": 0, "wave": 0, "sinf": 0, "schi": 0,
         "clip": 0, "matt": 0, "meta": 4,
     ]
+    /// Sample entries with ISO 14496-12's VisualSampleEntry layout.
+    static let visualEntries: Set<String> = ["avc1", "avc2", "avc3", "avc4", "hvc1", "hev1", "mp4v", "av01", "vp08",
+                                             "vp09", "encv", "s263", "jpeg", "mjpa", "mjpb", "apcn", "apch", "dvh1",
+                                             "dvhe"]
     static let trackShape: Set<String> = ["moov", "trak", "mdia", "minf", "stbl", "mdat", "moof", "mvex"]
 
     /// The first problem found, with the issue-11 point it belongs to, or nil.
@@ -95,7 +99,13 @@ enum OutputCheck {
                 at += size
                 continue
             }
+            // Visual entries (a mux output copies the video's) have 78 bytes of fixed fields.
             var skip = 28
+            if visualEntries.contains(type) {
+                if payload.count >= 78 { walk(payload.dropFirst(78), level: level + 1, path: boxPath, visit) }
+                at += size
+                continue
+            }
             if payload.count >= 10 {
                 let version = Int(payload[payload.startIndex + 8]) << 8 | Int(payload[payload.startIndex + 9])
                 skip = version == 1 ? 44 : version == 2 ? 64 : 28

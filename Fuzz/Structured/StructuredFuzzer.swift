@@ -1,5 +1,6 @@
 // libFuzzer target driven by the structure-aware mutator (Mutator.swift): every input goes
-// through extraction (with salvage when truncated) and probe, over in-memory sources, and a
+// through extraction (with salvage when truncated), a mux (as the video, then as the music)
+// and probe, over in-memory sources, and a
 // successful extraction's OUTPUT must be readable: it parses back, holds exactly one audio
 // track (plus at most a text chapter track), nothing of track shape inside udta/meta, no
 // size-0 box below the top level, and no box deeper than FFmpeg reads (OutputCheck.swift).
@@ -30,6 +31,15 @@ public func fuzzStructured(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
     if extract(source, options: ExtractionOptions()) == .truncatedInput {
         _ = extract(source, options: ExtractionOptions(salvage: true))
     }
+    // The input as the video under a fixed clip (issue 11's classes 17 and 18: a video's
+    // claimed durations driving the mux), then as the clip under a fixed video (class 20: a
+    // clip's tables). Without --loop: looping fills the video's claimed length up to
+    // Limits.maximumMusicPackets, legitimate work that takes seconds under ASan; the mux
+    // target and MuxHardeningTests cover --loop.
+    if let partner = muxPartner {
+        mux(video: source, music: partner, role: "video")
+        mux(video: partner, music: source, role: "clip")
+    }
     do {
         let report = try AudioExtractor.probe(source)
         if verbose { print("probe: \(report.tracks.count) tracks, \(report.duration) s") }
@@ -42,6 +52,53 @@ public func fuzzStructured(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
 }
 
 let verbose = getenv("FUZZ_VERBOSE") != nil
+
+/// The other input of a mux: `Fixtures/aac-h264-faststart.mp4` (a video with AAC audio), read
+/// once; run.sh runs the target from the repository's root (`FUZZ_MUX_PARTNER` overrides).
+let muxPartner: MemoryByteSource? = {
+    let path = getenv("FUZZ_MUX_PARTNER").map { String(cString: $0) } ?? "Fixtures/aac-h264-faststart.mp4"
+    guard let file = fopen(path, "rb") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+        guard count > 0 else { break }
+        bytes += chunk[0..<count]
+    }
+    return MemoryByteSource(bytes)
+}()
+
+/// A mux whose output, when there is one, must read back with the music track audio and
+/// pass the same structure check as an extraction's (depth, size-0 boxes, copied tracks).
+func mux(video: MemoryByteSource, music: MemoryByteSource, role: String) {
+    var sink = MemoryByteSink()
+    do {
+        let result = try BackgroundMusic.mux(video: video, music: [music], to: &sink, options: MuxOptions())
+        guard UInt64(sink.data.count) == result.bytesWritten else {
+            finding("mux (input as the \(role)) wrote \(sink.data.count) bytes, planned \(result.bytesWritten)")
+        }
+        if verbose { print("mux (input as the \(role)): \(result.bytesWritten) bytes") }
+        let movie = try Movie(reading: MemoryByteSource(sink.data))
+        for track in movie.tracks {
+            _ = try SampleTable(boxes: track.sampleTable(), fileLength: movie.fileLength,
+                                excluding: [movie.movieBoxRange])
+        }
+        guard movie.tracks.contains(where: \.isAudio) else {
+            outputFinding("20-mux-no-music", "the mux output (input as the \(role)) has no audio track")
+            return
+        }
+        if let (problemClass, message) = OutputCheck.problem(in: sink.data) {
+            outputFinding(problemClass + "-mux", "mux (input as the \(role)): " + message)
+        }
+    } catch let error as RemuxError {
+        if verbose { print("mux (input as the \(role)): \(error.code): \(error)") }
+    } catch let error as ISOBMFFError {
+        finding("the mux output (input as the \(role)) does not parse: \(error)")
+    } catch {
+        finding("mux (input as the \(role)) threw an unexpected error type \(type(of: error)): \(error)")
+    }
+}
 
 /// Prints what is wrong and aborts, which libFuzzer records as a crash.
 func finding(_ message: String) -> Never {
