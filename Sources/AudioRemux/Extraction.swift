@@ -260,7 +260,8 @@ struct Extraction {
             let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut,
                                        recoveredSeconds: presentation(of: track, in: movie, table: table, codec: nil).seconds)
             guard salvage else {
-                throw truncated(name, report, "the fragment at byte \(cut) is incomplete; the \(fragmented.fragmentCount) "
+                throw truncated(name, report, samples: table.sampleCount,
+                                "the fragment at byte \(cut) is incomplete; the \(fragmented.fragmentCount) "
                                 + "complete fragments before it and the whole samples of that one hold")
             }
             return (table, report)
@@ -277,16 +278,23 @@ struct Extraction {
             let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut.offset,
                                        recoveredSeconds: presentation(of: track, in: movie, table: table, codec: nil).seconds)
             guard salvage else {
-                throw truncated(name, report, "the \(cut.type) box at byte \(cut.offset) should run to byte "
+                throw truncated(name, report, samples: table.sampleCount,
+                                "the \(cut.type) box at byte \(cut.offset) should run to byte "
                                 + "\(cut.offset &+ cut.size); the samples before the cut hold")
             }
             return (table, report)
         }
     }
 
-    static func truncated(_ name: String, _ report: SalvageReport, _ detail: String) -> RemuxError {
-        RemuxError(.truncatedInput, "\(name) is truncated: it ends at byte \(report.fileLength); \(detail) "
-                   + "\(formatSeconds(report.recoveredSeconds)) s of audio, which salvaging can extract")
+    /// The error of a truncated input; it offers salvaging only when whole samples precede
+    /// the cut (`samples` of them).
+    static func truncated(_ name: String, _ report: SalvageReport, samples: Int, _ detail: String) -> RemuxError {
+        guard samples > 0 else {
+            return RemuxError(.truncatedInput, "\(name) is truncated: it ends at byte \(report.fileLength); \(detail) "
+                              + "no whole audio sample, so nothing can be salvaged")
+        }
+        return RemuxError(.truncatedInput, "\(name) is truncated: it ends at byte \(report.fileLength); \(detail) "
+                          + "\(formatSeconds(report.recoveredSeconds)) s of audio, which salvaging can extract")
     }
 
     /// The samples of a truncated regular file that lie wholly inside it, in order, up to

@@ -186,4 +186,25 @@ final class DemuxHardeningTests: XCTestCase {
         XCTAssertTrue(track.extractableWithSalvage)
         XCTAssertTrue(track.extractionProblem?.contains("salvaging can extract") ?? false, track.extractionProblem ?? "")
     }
+
+    /// Points 5 and 6: a DASH file cut at 2 KB (inside its first fragment) holds no whole
+    /// audio sample. Salvaging was offered, and then failed; now neither the error nor probe
+    /// offers it, and probe agrees with extraction with and without salvage.
+    func testCutBeforeTheFirstWholeSampleDoesNotOfferSalvage() throws {
+        for name in ["frag-dash.mp4", "frag-keyframe.mp4"] {
+            let cut = directory.write("cut-" + name, Array(readFile(fixture(name)).prefix(2048)))
+            for salvage in [false, true] {
+                XCTAssertThrowsError(try AudioExtractor.extract(from: cut, to: directory.file("o.m4a"),
+                                                                options: ExtractionOptions(salvage: salvage))) {
+                    let error = $0 as? RemuxError
+                    XCTAssertEqual(error?.code, .truncatedInput, "\(name)")
+                    XCTAssertFalse(error?.message.contains("salvaging can extract") ?? true, "\(name): \($0)")
+                }
+            }
+            let track = try XCTUnwrap(AudioExtractor.probe(cut).tracks.first { $0.kind == "audio" })
+            XCTAssertFalse(track.extractableWithSalvage, name)
+            XCTAssertFalse(track.extractionProblem?.contains("salvaging can extract") ?? true,
+                           track.extractionProblem ?? "")
+        }
+    }
 }
