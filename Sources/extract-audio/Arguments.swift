@@ -31,7 +31,7 @@ struct Arguments {
     /// The options each command takes (by their long name); any other is a usage error,
     /// never silently ignored. `--help` and `--version` go with every command.
     static let allowedOptions: [Command: Set<String>] = [
-        .extract: ["--track", "--track-id", "--output-dir", "--overwrite", "--skip-existing", "--salvage",
+        .extract: ["--track", "--track-id", "--output-dir", "--jobs", "--overwrite", "--skip-existing", "--salvage",
                    "--no-metadata", "--quiet", "--json", "--from", "--to", "--duration", "--split-chapters"],
         .probe: ["--json", "--list", "--packets", "--track-id"],
         .mux: ["--audio", "--offset", "--loop", "--keep-original-audio", "--exact-seams", "--no-metadata", "--overwrite",
@@ -50,6 +50,8 @@ struct Arguments {
     var skipExisting = false
     /// The folder of a batch run, which is created when missing.
     var outputDirectory: String?
+    /// `--jobs N`: inputs of a batch extracted at a time; nil for the default (Batch.swift).
+    var workers: Int?
     var salvage = false
     var quiet = false
     var keepMetadata = true
@@ -100,7 +102,7 @@ struct Arguments {
                 attached = String(argument[argument.index(after: equals)...])
             }
             let longNames = ["-h": "--help", "-l": "--list", "-q": "--quiet", "-o": "--output-dir", "-a": "--audio",
-                             "-t": "--track"]
+                             "-t": "--track", "-j": "--jobs"]
             if name != "--" { given.append((longNames[name] ?? name, argument)) }
             switch name {
             case "--": optionsEnded = true
@@ -116,6 +118,12 @@ struct Arguments {
             case "--no-metadata": keepMetadata = false
             case "-o", "--output-dir": outputDirectory = try value(name, attached)
             case "-a", "--audio": music.append(try value(name, attached))
+            case "-j", "--jobs":
+                let text = try value(name, attached)
+                guard let number = Int(text), (1...1024).contains(number) else {
+                    throw UsageError(message: "--jobs takes a number of inputs at a time, 1 to 1024, not '\(text)'")
+                }
+                workers = number
             case "--keep-original-audio": keepOriginalAudio = true
             case "--loop": loop = true
             case "--exact-seams": exactSeams = true
@@ -206,6 +214,9 @@ struct Arguments {
         if overwrite && skipExisting {
             throw UsageError(message: "use --overwrite or --skip-existing, not both")
         }
+        if workers != nil && outputDirectory == nil {
+            throw UsageError(message: "--jobs goes with --output-dir: one input and output run alone")
+        }
         if let outputDirectory {
             guard !positional.isEmpty else {
                 throw UsageError(message: "--output-dir needs at least one input file")
@@ -254,13 +265,24 @@ struct Arguments {
             }
             let stem = String(name.dropLast(".m4a".count))
             var number = 2
-            while taken.contains(key("\(stem)-\(number).m4a")) { number += 1 }
-            let renamed = "\(stem)-\(number).m4a"
+            while taken.contains(key(numbered(stem, number))) { number += 1 }
+            let renamed = numbered(stem, number)
             taken.insert(key(renamed))
             owner[key(renamed)] = input
             jobs.append(Job(input: input, output: renamed, collidedWith: first))
         }
         return jobs
+    }
+
+    /// `STEM-N.m4a`, the file name shortened at a character boundary so that it fits
+    /// `NAME_MAX` (255 bytes) when `STEM`'s own name nearly fills it.
+    static func numbered(_ stem: String, _ number: Int) -> String {
+        let suffix = "-\(number).m4a"
+        let slash = stem.lastIndex(of: "/")
+        let folder = slash.map { String(stem[...$0]) } ?? ""
+        var name = slash.map { String(stem[stem.index(after: $0)...]) } ?? stem
+        while !name.isEmpty && name.utf8.count + suffix.utf8.count > 255 { name.removeLast() }
+        return folder + name + suffix
     }
 
     /// `DIR/NAME.m4a` for input `…/NAME.EXT`.

@@ -9,7 +9,13 @@ import AudioRemux
 
 /// Output helpers: stdout, stderr, a clock and the progress bar.
 enum Terminal {
+    /// Writes `text` to `descriptor`, or, on a batch worker (``Captured``), keeps it to be
+    /// printed in input order.
     static func write(_ text: String, to descriptor: Int32) {
+        if let captured = Captured.current {
+            captured.append(text, to: descriptor)
+            return
+        }
         var text = text
         text.withUTF8 { bytes in
             var done = 0
@@ -93,15 +99,15 @@ final class ProgressBar {
     /// The bar's text, shorter than `columns` so that it never wraps (a wrapped line leaves a
     /// stale copy per redraw): the label is shortened from the left ("…name.mp4") first,
     /// then dropped, then the figures.
-    static func line(label: String, fraction: Double, bytesPerSecond: Double, secondsLeft: Double,
+    static func line(label: String, fraction: Double, bytesPerSecond: Double?, secondsLeft: Double,
                      columns: Int) -> String {
         let fraction = min(max(fraction.isFinite ? fraction : 0, 0), 1)
         let width = 24
         let filled = Int(fraction * Double(width))
         let bar = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
             + "\(Int(fraction * 100))%"
-        let figures = "  \(formatted(bytesPerSecond / 1_000_000, digits: 1)) MB/s  "
-            + "ETA \(formatted(secondsLeft, digits: 0)) s"
+        let figures = (bytesPerSecond.map { "  \(formatted($0 / 1_000_000, digits: 1)) MB/s" } ?? "")
+            + "  ETA \(formatted(secondsLeft, digits: 0)) s"
         let room = columns - 1  // The last column would make some terminals wrap.
         var text = bar + figures
         if displayWidth(text) > room { text = bar }

@@ -39,6 +39,9 @@ let usage = """
                           file is never touched. Only a regular file (or a link to one, which
                           is replaced as a link) is ever replaced
           --skip-existing leave inputs whose output exists alone (to rerun a batch)
+      -j, --jobs N        with --output-dir: extract N inputs at a time (default: the number
+                          of processors); lines, --json objects and the summary still come
+                          in input order, and one progress bar shows the whole batch
           --salvage       when INPUT is truncated (a recording cut short), extract the
                           complete part and say on stderr how much was recovered
           --no-metadata   drop tags, cover art, chapters and the iTunSMPB gapless item
@@ -172,7 +175,7 @@ func report(_ error: Error, input: String?, output: String?, json: Bool, about f
 }
 
 /// How one input of a run ended.
-enum Outcome {
+enum Outcome: Sendable {
     case extracted
     case skipped
     case failed(ExitStatus)
@@ -198,7 +201,9 @@ func extract(_ job: Arguments.Job, arguments: Arguments) -> Outcome {
         ?? arguments.audioTrack.map { .audioIndex($0) } ?? .firstAudio
     let options = ExtractionOptions(track: track, overwrite: arguments.overwrite, salvage: arguments.salvage,
                                     keepMetadata: arguments.keepMetadata)
-    let bar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal ? ProgressBar(label: job.input) : nil
+    // A batch worker's text is held back (Batch.swift): the batch draws one bar of its own.
+    let bar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal && Captured.current == nil
+        ? ProgressBar(label: job.input) : nil
     let start = Terminal.now()
     var spool: SpooledFile?
     defer { spool?.remove() }
@@ -331,8 +336,11 @@ func run() -> ExitStatus {
         var firstFailure: ExitStatus?
         var failed = 0
         var skipped = 0
-        for job in jobs {
-            switch extract(job, arguments: arguments) {
+        let showsBar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal
+        let outcomes = Batch.run(count: jobs.count, workers: arguments.workers ?? Batch.defaultWorkers,
+                                 showsProgress: showsBar) { index in extract(jobs[index], arguments: arguments) }
+        for outcome in outcomes {
+            switch outcome {
             case .extracted: break
             case .skipped: skipped += 1
             case .failed(let status):
@@ -343,7 +351,11 @@ func run() -> ExitStatus {
         if jobs.count > 1 && !arguments.quiet && !arguments.json {
             var summary = "\(jobs.count - failed - skipped) of \(jobs.count) extracted"
                 + (skipped > 0 ? ", \(skipped) skipped (output exists)" : "") + (failed > 0 ? ", \(failed) failed" : "")
-            let renamed = jobs.filter { $0.collidedWith != nil }
+            // Only the renamed inputs that were written: a failed one has no name to report.
+            let renamed = zip(jobs, outcomes).filter { job, outcome in
+                guard job.collidedWith != nil, case .extracted = outcome else { return false }
+                return true
+            }.map(\.0)
             if !renamed.isEmpty {
                 summary += "; same names: " + renamed.map { job in
                     "\(job.input) was written as \(job.output) (\(job.collidedWith ?? "") took the name)"

@@ -129,7 +129,9 @@ final class HardeningCLITests: XCTestCase {
                     !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//")
                 }
                 for line in code {
-                    XCTAssertFalse(line.contains("\"") && line.contains("use --"), "\(name): \(line)")
+                    // Any option name in code that has a string literal ("--from", "use --salvage").
+                    XCTAssertFalse(line.contains("\"") && line.range(of: "--[a-z]", options: .regularExpression) != nil,
+                                   "a command-line flag in a library message: \(name): \(line)")
                     XCTAssertFalse(line.contains(")..<\\("), "Swift range syntax in a message: \(name): \(line)")
                 }
             }
@@ -159,6 +161,33 @@ final class HardeningCLITests: XCTestCase {
                     .sampleCount, count, name)
             }
         }
+    }
+
+    /// A second input of a name that nearly fills NAME_MAX gets a numbered name that still
+    /// fits (shortened at a character boundary), and the summary names only renamed inputs
+    /// that were written.
+    func testNumberedNamesFitNameMaxAndFailuresAreNotReportedAsRenamed() throws {
+        for sub in ["p", "q", "r", "s"] {
+            try FileManager.default.createDirectory(atPath: directory.file(sub), withIntermediateDirectories: false)
+        }
+        let ascii = String(repeating: "a", count: 251) + ".mp4"  // 255 bytes.
+        let japanese = String(repeating: "長", count: 83) + ".mp4"  // 253 bytes.
+        var video = SyntheticMovie()
+        video.handler = .vide
+        let inputs = [directory.write("p/" + ascii, SyntheticMovie(sampleCount: 4).build()),
+                      directory.write("q/" + ascii, SyntheticMovie(sampleCount: 6).build()),
+                      directory.write("r/" + japanese, SyntheticMovie(sampleCount: 4).build()),
+                      directory.write("s/" + japanese, video.build())]
+        let out = directory.file("out")
+        let result = try run(inputs + ["-o", out])
+        XCTAssertEqual(result.status, 79, result.stderr)
+        let names = try FileManager.default.contentsOfDirectory(atPath: out)
+        XCTAssertEqual(names.count, 3, "\(names)")
+        for name in names { XCTAssertLessThanOrEqual(name.utf8.count, 255, name) }
+        XCTAssertTrue(names.contains(String(repeating: "a", count: 249) + "-2.m4a"), "\(names)")
+        XCTAssertTrue(result.stderr.contains("3 of 4 extracted, 1 failed"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("\(inputs[1]) was written as"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("\(inputs[3]) was written as"), result.stderr)
     }
 
     // MARK: 9: long names

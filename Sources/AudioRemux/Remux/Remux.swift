@@ -236,7 +236,7 @@ public enum Remux {
                     continue
                 }
                 if plan.startsBeforeFirstSync {
-                    notes.append("track \(track.id): --from \(cut.from) s is before its first sync sample; the "
+                    notes.append("track \(track.id): the cut starts at \(cut.from) s, before its first sync sample; the "
                                  + "copy starts at its first frame, which players may not show cleanly")
                 }
                 range = plan.samples
