@@ -131,7 +131,7 @@ enum Probe {
             ("metadata", .array(report.metadata.map {
                 .object([("key", .string($0.key)), ("text", .optional($0.text)), ("size", .int($0.valueSize))])
             })),
-        ]).text
+        ]).compactText
     }
 }
 

@@ -41,6 +41,80 @@ final class ReadmeCLITests: XCTestCase {
         try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], String(text))
     }
 
+    /// The first fenced block opening with `fence` after `heading`.
+    static func block(after heading: String, fence: String) -> String {
+        guard let start = readme.range(of: heading), let open = readme[start.upperBound...].range(of: fence + "\n"),
+              let close = readme[open.upperBound...].range(of: "\n```") else { return "" }
+        return String(readme[open.upperBound..<close.lowerBound])
+    }
+
+    func keys(_ value: Any?) -> Set<String> {
+        Set((value as? [String: Any])?.keys.map { $0 } ?? [])
+    }
+
+    /// `probe --json`: the README's example object shows exactly the fields probe emits, per
+    /// object (the file, brands, moov, a video track, an audio track, an edit, a chapter, a
+    /// metadata item); the `probe --packets` example line and the `remux --json` list too.
+    func testProbePacketsAndRemuxJSONAreAsDocumented() throws {
+        let example = try json(Self.block(after: "### `probe`", fence: "```json"))
+        var emitted: [[String: Any]] = []
+        for name in ["aac-h264-faststart.mp4", "meta-chapters-both.mp4", "meta-itunes.m4a"] {
+            let run = try runCLI(["probe", "--json", fixture(name)])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertEqual(run.stdout.filter { $0 == "\n" }.count, 1, "one line per input: \(run.stdout)")
+            emitted.append(try json(run.stdout))
+        }
+        let two = try runCLI(["probe", "--json", fixture("aac-5.1.mp4"), fixture("video-only.mp4")])
+        XCTAssertEqual(two.stdout.split(separator: "\n").count, 2, "JSON Lines with several inputs: \(two.stdout)")
+        for line in two.stdout.split(separator: "\n") { _ = try json(line) }
+
+        func union(_ objects: [Any?]) -> Set<String> { objects.reduce(into: Set<String>()) { $0.formUnion(keys($1)) } }
+        func tracks(_ object: [String: Any], _ kind: String) -> [[String: Any]] {
+            ((object["tracks"] as? [[String: Any]]) ?? []).filter { $0["kind"] as? String == kind }
+        }
+        XCTAssertEqual(keys(example), union(emitted), "the file's fields")
+        for field in ["brands", "moov"] {
+            XCTAssertEqual(keys(example[field]), union(emitted.map { $0[field] }), field)
+        }
+        for kind in ["video", "audio"] {
+            let emittedTracks: [[String: Any]] = emitted.flatMap { tracks($0, kind) }
+            XCTAssertEqual(union(tracks(example, kind)), union(emittedTracks), "\(kind) track")
+        }
+        func elements(_ object: [String: Any], _ field: String) -> [Any?] {
+            (object[field] as? [Any]) ?? ((object["tracks"] as? [[String: Any]]) ?? []).flatMap {
+                ($0[field] as? [Any]) ?? []
+            }
+        }
+        for field in ["chapters", "metadata", "edit_list"] {
+            let shown = union(elements(example, field))
+            XCTAssertFalse(shown.isEmpty, "the example shows no \(field)")
+            let emittedElements: [Any?] = emitted.flatMap { elements($0, field) }
+            XCTAssertEqual(shown, union(emittedElements), field)
+        }
+
+        // probe --packets: the README's example line.
+        let packetLine = try json(Self.block(after: "#### `probe --packets`", fence: "```"))
+        let packets = try runCLI(["probe", "--packets", "--json", fixture("aac-h264-faststart.mp4")])
+        XCTAssertEqual(packets.status, 0, packets.stderr)
+        let firstPacket = try json(try XCTUnwrap(packets.stdout.split(separator: "\n").first))
+        XCTAssertEqual(keys(packetLine), keys(firstPacket), "probe --packets fields")
+
+        // remux --json: the README's list, "`input`, … and `tracks` (each `input_track_id`, …)".
+        let section = try XCTUnwrap(Self.readme.range(of: "- `--json` prints one object: ").map {
+            Self.readme[$0.upperBound...].prefix { $0 != ")" }
+        })
+        func names(_ text: Substring) -> Set<String> {
+            Set(text.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
+        }
+        let parts = section.components(separatedBy: "(each")
+        let remux = try runCLI(["remux", "--json", fixture("aac-h264-faststart.mp4"), directory.file("r.mp4")])
+        XCTAssertEqual(remux.status, 0, remux.stderr)
+        let remuxObject = try json(remux.stdout)
+        XCTAssertEqual(names(Substring(parts[0])), keys(remuxObject), "remux fields")
+        XCTAssertEqual(names(Substring(parts.count > 1 ? parts[1] : "")),
+                       union((remuxObject["tracks"] as? [Any]) ?? []), "remux track fields")
+    }
+
     func testEveryJSONFieldIsDocumentedAndEveryDocumentedFieldIsEmitted() throws {
         let documented = Self.documentedFields()
         XCTAssertEqual(Set(documented.keys), ["result", "salvaged", "failure", "error", "mux"], "\(documented)")
