@@ -161,8 +161,20 @@ final class ReadmeCLITests: XCTestCase {
         }
     }
 
-    func testTheREADMEDocumentsList() {
-        XCTAssertTrue(Self.readme.contains("--list"), "the README documents --list")
+    /// The README calls `--list` probe's other name: it prints what `probe` prints, with and
+    /// without `--json`.
+    func testListIsProbeAsTheREADMESays() throws {
+        XCTAssertTrue(Self.readme.contains("`extract-audio --list INPUT...`, the same command"),
+                      "the README documents --list as probe")
+        for json in [[], ["--json"]] {
+            let inputs = [fixture("aac-h264-faststart.mp4"), fixture("meta-itunes.m4a")]
+            let probe = try runCLI(["probe"] + json + inputs)
+            let list = try runCLI(["--list"] + json + inputs)
+            XCTAssertEqual(probe.status, 0, probe.stderr)
+            XCTAssertEqual(list.status, probe.status)
+            XCTAssertEqual(list.stdout, probe.stdout)
+            XCTAssertFalse(list.stdout.isEmpty)
+        }
     }
 
     /// The first command of the README, run twice, succeeds both times; the second is `swift test`.
