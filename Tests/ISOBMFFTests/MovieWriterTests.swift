@@ -263,17 +263,37 @@ final class MovieWriterTests: XCTestCase {
     }
 
     func testStscIsRunLengthCoded() throws {
-        // 0.5 s chunks of 1024-sample frames at 44.1 kHz: 22 samples each (22 × 1024 ≥ 22050).
-        let (writer, _) = try audioWriter(sizes: Array(repeating: 10, count: 100))
-        var sink = MemoryMovieSink(sources: [MemoryByteSource([UInt8](repeating: 1, count: 2000))])
+        // Interleaved with a video track: 0.5 s chunks of 1024-sample frames at 44.1 kHz,
+        // 22 samples each (22 × 1024 ≥ 22050).
+        var (writer, audio) = try audioWriter(sizes: Array(repeating: 10, count: 100))
+        let video = try writer.addTrack(TrackDescription(.h264(avcC: [1], width: 16, height: 16)))
+        // 30 frames of 0.1 s (90 kHz): the video lasts past the audio's 2.3 s.
+        for index in 0..<30 {
+            try writer.append(Sample(offset: 2000 + UInt64(index) * 10, size: 10, decodeTime: 0, duration: 9000),
+                              from: 0, to: video)
+        }
+        var sink = MemoryMovieSink(sources: [MemoryByteSource([UInt8](repeating: 1, count: 3000))])
         try writer.finish(.progressive, into: &sink)
         let movie = try Movie(reading: MemoryByteSource(sink.bytes))
-        let boxes = try movie.tracks[0].sampleTable()
+        XCTAssertEqual(movie.tracks[1].mediaHeader.timescale, 90_000)
+        let boxes = try movie.tracks[Int(audio) - 1].sampleTable()
         XCTAssertEqual(boxes.sampleToChunk.entries, [
             .init(firstChunk: 1, samplesPerChunk: 22, sampleDescriptionIndex: 1),
             .init(firstChunk: 5, samplesPerChunk: 12, sampleDescriptionIndex: 1),
         ])
         XCTAssertEqual(boxes.chunkOffsets.offsets.count, 5)
+    }
+
+    /// The last track left is cut by bytes only (as extraction cuts its ≤ 1 MiB chunks): a
+    /// structured-fuzzer video of ~900,000 samples each lasting longer than a chunk's 0.5 s
+    /// took one chunk per sample, ~57 bytes of tables each in memory (issue 11, class 18).
+    func testTheLastTrackLeftIsCutByBytesOnly() throws {
+        let (writer, _) = try audioWriter(sizes: Array(repeating: 10, count: 1000),
+                                          durations: Array(repeating: 44_100, count: 1000))
+        let layout = writer.progressiveLayout()
+        XCTAssertEqual(layout.chunkCount, 1, "1000 contiguous samples of 10 bytes, one second each: one chunk")
+        let (big, _) = try audioWriter(sizes: Array(repeating: 1 << 19, count: 5))
+        XCTAssertEqual(big.progressiveLayout().chunkCount, 3, "cut at 1 MiB: two samples of 512 KiB a chunk")
     }
 
     func testLargeOffsetsPastFourGiBArePlannedNotWritten() throws {

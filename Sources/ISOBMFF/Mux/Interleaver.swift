@@ -80,11 +80,16 @@ struct Interleaver {
         guard let track = pop() else { return nil }
         var chunk = Chunk(track: track, sampleCount: 0, byteCount: 0, descriptionIndex: 0)
         let start = cursors[track].decodeTime
+        // A chunk ends after its time span only while another track waits to interleave with
+        // it: the last track left runs on up to the byte limit. Otherwise a track of samples
+        // lasting longer than the span (a video claiming hours over few bytes) took one chunk,
+        // and so one entry in every per-chunk table, per sample.
+        let isAlone = heap.isEmpty
         while let entry = cursors[track].peek() {
             if chunk.sampleCount > 0 {
                 guard entry.descriptionIndex == chunk.descriptionIndex,
                       chunk.byteCount + UInt64(entry.size) <= maximumBytes,
-                      cursors[track].decodeTime - start < spans[track] else { break }
+                      isAlone || cursors[track].decodeTime - start < spans[track] else { break }
             }
             chunk.descriptionIndex = entry.descriptionIndex
             chunk.byteCount += UInt64(entry.size)
