@@ -17,6 +17,11 @@ enum OutputCheck {
     static let visualEntries: Set<String> = ["avc1", "avc2", "avc3", "avc4", "hvc1", "hev1", "mp4v", "av01", "vp08",
                                              "vp09", "encv", "s263", "jpeg", "mjpa", "mjpb", "apcn", "apch", "dvh1",
                                              "dvhe"]
+    /// Sound sample entries FFmpeg reads inside (ISO AudioSampleEntry, QuickTime v0/v1/v2).
+    static let soundEntries: Set<String> = ["mp4a", "alac", "Opus", "fLaC", "ac-3", "ec-3", ".mp3", "mp3 ", "lpcm",
+                                            "sowt", "twos", "in24", "in32", "fl32", "fl64", "enca", "samr", "sawb",
+                                            "ipcm", "fpcm", "raw ", "ulaw", "alaw", "ima4", "mac3", "mac6", "ac-4",
+                                            "dtsc", "dtsh", "dtsl", "mha1", "mhm1"]
     static let trackShape: Set<String> = ["moov", "trak", "mdia", "minf", "stbl", "mdat", "moof", "mvex"]
 
     /// The first problem found, with the issue-11 point it belongs to, or nil.
@@ -28,6 +33,9 @@ enum OutputCheck {
                 problem = ("20-too-deep", "output box \(path) is at level \(level), deeper than FFmpeg reads (\(maximumLevel))")
             } else if sizeField == 0, level > 1 {
                 problem = ("20-size-0", "output box \(path) has size 0 (extends to its parent's end)")
+            } else if path.hasSuffix("/stsd/" + type) {
+                // A sample entry: its type names a codec, and readers take it for none of
+                // the boxes of that name (FFmpeg reads the stsd's entries by count).
             } else if trackShape.contains(type), !(type == "moov" && level == 1) && !(type == "mdat" && level == 1)
                         && !(type == "trak" && path.hasPrefix("moov/") && level == 2)
                         && !(["mdia", "minf", "stbl"].contains(type) && path.hasPrefix("moov/trak/")) {
@@ -99,10 +107,15 @@ enum OutputCheck {
                 at += size
                 continue
             }
-            // Visual entries (a mux output copies the video's) have 78 bytes of fixed fields.
+            // Visual entries (a mux output copies the video's) have 78 bytes of fixed fields;
+            // entries of types a reader does not know are not read inside.
             var skip = 28
             if visualEntries.contains(type) {
                 if payload.count >= 78 { walk(payload.dropFirst(78), level: level + 1, path: boxPath, visit) }
+                at += size
+                continue
+            }
+            guard soundEntries.contains(type) else {
                 at += size
                 continue
             }
