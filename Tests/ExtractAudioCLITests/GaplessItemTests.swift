@@ -48,7 +48,7 @@ final class GaplessItemTests: XCTestCase {
             "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2",
             "-c:a", "aac", "-b:a", "96k", "-use_editlist", "0", "-metadata",
             "comment=" + String(repeating: "x", count: 164), plain,
-        ]) else { throw XCTSkip("ffmpeg is required") }
+        ]) else { throw MissingOracle("ffmpeg") }
         XCTAssertEqual(made.status, 0, made.stderr)
         // What the media holds, as FFmpeg counts it (no edit list applied).
         let packets = try XCTUnwrap(HostileMetadataTests.run("ffprobe", [
@@ -106,6 +106,36 @@ final class GaplessItemTests: XCTestCase {
         }
     }
 
+    /// remux and mux carry the same presentation: the remuxed file's edit list presents the
+    /// valid samples (ffprobe's duration_ts), and a mux of the clip under a longer video
+    /// plays exactly its valid samples (its one edit). They used to write no edit (remux)
+    /// and to read the edit's duration, counted in samples, as movie ticks (mux: the padding
+    /// was kept).
+    func testRemuxAndMuxPresentTheValidSamples() throws {
+        let input = try makeInput()
+        XCTAssertEqual(try TrackPresentationProbe.edits(input.path).first?.segmentDuration, input.valid)
+        let remuxed = directory.file("remuxed.m4a")
+        let remux = try runCLI(["remux", input.path, remuxed])
+        XCTAssertEqual(remux.status, 0, remux.stderr)
+        let probe = try runTool("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries",
+                                            "stream=start_time,duration_ts,time_base", "-of", "default=nw=1", remuxed])
+        XCTAssertEqual(probe.status, 0, probe.stderr)
+        XCTAssertTrue(probe.stdout.contains("duration_ts=\(input.valid)\n"), probe.stdout)
+        XCTAssertTrue(probe.stdout.contains("start_time=0.000000\n"), probe.stdout)
+
+        // Under a 3 s video the 2 s clip plays once: exactly its valid samples, after the priming.
+        let muxed = directory.file("muxed.mp4")
+        let mux = try runCLI(["mux", "--json", fixture("aac-h264-faststart.mp4"), "--audio", input.path, muxed])
+        XCTAssertEqual(mux.status, 0, mux.stderr)
+        let edits = try TrackPresentationProbe.edits(muxed, kind: .audio)
+        let reader = try MovieReader(reading: MemoryByteSource(readFile(muxed)))
+        let movieTimescale = reader.movie.header.timescale
+        let presented = edits.reduce(UInt64(0)) { $0 + $1.segmentDuration }
+        let music = try XCTUnwrap(reader.tracks.first { $0.kind == .audio })
+        XCTAssertEqual(rescale(presented, from: movieTimescale, to: music.timescale), input.valid, "\(edits)")
+        XCTAssertEqual(edits.last?.mediaTime, Int64(Self.priming), "\(edits)")
+    }
+
     /// The reader applies the same rule: one edit, in the media timescale.
     func testReaderPresentsTheValidSamples() throws {
         let input = try makeInput()
@@ -116,5 +146,16 @@ final class GaplessItemTests: XCTestCase {
         let presentation = reader.presentation(of: track, samples: samples)
         XCTAssertEqual(presentation.edits, [.init(segmentDuration: input.valid, mediaTime: Int64(Self.priming))])
         XCTAssertTrue(presentation.isFromGaplessInfo)
+    }
+}
+
+/// The edit list of a file's first track of `kind`, as our reader reads it from the file.
+enum TrackPresentationProbe {
+    static func edits(_ path: String, kind: TrackKind = .audio) throws -> [EditListBox.Entry] {
+        let reader = try MovieReader(reading: MemoryByteSource(readFile(path)))
+        guard let track = reader.tracks.first(where: { $0.kind == kind }) else { return [] }
+        let samples = try reader.samples(of: track)
+        let presentation = reader.presentation(of: track, samples: samples)
+        return track.editList?.entries ?? presentation.edits
     }
 }

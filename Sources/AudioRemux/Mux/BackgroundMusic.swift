@@ -380,17 +380,9 @@ struct MuxPlan {
                 original.isEnabled = false
                 original.alternateGroup = 1
                 let id = try BackgroundMusic.converted { try output.addTrack(original) }
-                var edits = presentation.edits
-                var fits = !edits.isEmpty
-                for i in edits.indices {
-                    guard let duration = rescale(edits[i].segmentDuration, from: reader.movie.header.timescale,
-                                                 to: timescale) else {
-                        fits = false
-                        break
-                    }
-                    edits[i].segmentDuration = duration
+                if let edits = presentation.edits(in: timescale), !edits.isEmpty {
+                    try BackgroundMusic.converted { try output.setEdits(edits, for: id) }
                 }
-                if fits { try BackgroundMusic.converted { try output.setEdits(edits, for: id) } }
                 for sample in samples {
                     try BackgroundMusic.converted { try output.append(sample, from: 0, to: id) }
                 }
@@ -547,7 +539,7 @@ struct Clip {
             let (total, overflow) = sum.addingReportingOverflow(edit.segmentDuration)
             return overflow ? .max : total
         }
-        if segments > 0, let ticks = rescale(segments, from: reader.movie.header.timescale, to: timescale) {
+        if segments > 0, let ticks = rescale(segments, from: presentation.segmentTimescale, to: timescale) {
             presented = min(presented, ticks)
         }
         guard presented > 0 else { throw RemuxError(.invalidInput, "\(path) holds no audio to play") }

@@ -169,7 +169,8 @@ public enum Remux {
         // A cut's edits are exact to the sample when the movie timescale is a multiple of
         // every track's: the least common multiple where it fits in 32 bits.
         var movieTimescale = movie.header.timescale
-        if options.range != nil {
+        // So is an edit made from iTunSMPB (it counts samples): the track's rate in the movie.
+        if options.range != nil || presentations.contains(where: \.isFromGaplessInfo) {
             var lcm: UInt64 = 1
             for track in kept {
                 let ts = UInt64(track.timescale)
@@ -225,7 +226,8 @@ public enum Remux {
                 let plan: CutPlan?
                 do {
                     plan = try CutPlan(samples: samples, presentation: presentation, timescale: track.timescale,
-                                       movieTimescale: movie.header.timescale, outputMovieTimescale: movieTimescale,
+                                       movieTimescale: presentation.segmentTimescale,
+                                       outputMovieTimescale: movieTimescale,
                                        range: cut, preRoll: preRoll, editList: track.editList)
                 } catch let failure as CutPlan.Failure {
                     throw RemuxError(.unsupportedInput, "\(name): track \(track.id) cannot be cut: \(failure)")
@@ -247,7 +249,9 @@ public enum Remux {
             } else {
                 // The stated list where the presentation honours it: its fitting counts the
                 // media in decode time and would cut a B-frame video's last frames.
-                edits = presentation.edits.isEmpty ? nil : track.editList?.entries
+                // An edit made from iTunSMPB (no list in the input) is written as an edit list.
+                edits = presentation.isFromGaplessInfo ? presentation.edits(in: movieTimescale)
+                    : presentation.edits.isEmpty ? nil : track.editList?.entries
                 anyPresented = true
             }
             var description = CopiedTrack.description(of: track.track, quickTimeLayout: movie.usesQuickTimeLayout,

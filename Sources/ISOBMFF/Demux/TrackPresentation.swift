@@ -34,6 +34,24 @@ public struct TrackPresentation: Sendable, Equatable {
     public var seconds: Double
     /// Whether ``edits`` was made from an `iTunSMPB` item (the track has no edit list).
     public var isFromGaplessInfo: Bool = false
+    /// The timescale the segment durations of ``edits`` count in: the movie's, or for an edit
+    /// made from `iTunSMPB` the one its caller chose (``MovieReader`` picks the media's, so
+    /// the edit is exact). Write them with ``edits(in:)``, never as they are.
+    public var segmentTimescale: UInt32 = 0
+
+    /// ``edits`` with their segment durations in `timescale` (a writer's movie timescale),
+    /// rounded to nearest; nil when a duration overflows there or the presentation has no
+    /// timescale. Empty when the track is presented whole.
+    public func edits(in timescale: UInt32) -> [EditListBox.Entry]? {
+        var converted = edits
+        for index in converted.indices {
+            guard let duration = rescale(converted[index].segmentDuration, from: segmentTimescale, to: timescale) else {
+                return nil
+            }
+            converted[index].segmentDuration = duration
+        }
+        return converted
+    }
 
     /// Checks `editList` against a media of `mediaDuration` ticks of `mediaTimescale`.
     ///
@@ -55,10 +73,11 @@ public struct TrackPresentation: Sendable, Equatable {
                                                path: path)
         {
             self = fromItem
-            return
+        } else {
+            self = Self.checked(editList, movieTimescale: movieTimescale, mediaTimescale: mediaTimescale,
+                                mediaDuration: mediaDuration, path: path)
         }
-        self = Self.checked(editList, movieTimescale: movieTimescale, mediaTimescale: mediaTimescale,
-                            mediaDuration: mediaDuration, path: path)
+        segmentTimescale = movieTimescale
     }
 
     /// One edit from `iTunSMPB`: skip the priming, present the valid samples. Nil (the track
