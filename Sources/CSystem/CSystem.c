@@ -66,6 +66,16 @@ void csystem_will_need(int fd, off_t offset, off_t length) {
 #endif
 }
 
+void csystem_start_writeback(int fd, off_t offset, off_t length) {
+#if defined(__linux__)
+    (void)sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd;
+    (void)offset;
+    (void)length;
+#endif
+}
+
 int csystem_terminal_columns(int fd) {
     struct winsize size;
     if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;

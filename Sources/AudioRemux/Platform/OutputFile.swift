@@ -21,6 +21,12 @@ final class OutputFile: ByteSink {
     private var isFinished = false
     /// Bytes written so far.
     private(set) var position: UInt64 = 0
+    /// Bytes whose writeback has been started (``startWritebackIfDue()``).
+    private var writebackStarted: UInt64 = 0
+    /// Writeback is started every this many bytes: the final `fsync` then waits for the
+    /// last few megabytes rather than for the whole file (issue 15: it was most of the time
+    /// left on long outputs), and dirty pages never pile up.
+    static let writebackInterval: UInt64 = 8 << 20
 
     /// Creates the temporary file. Fails with `.destinationExists` if `destination` exists
     /// and `overwrite` is false (checked again, atomically, when publishing), and with
@@ -82,6 +88,18 @@ final class OutputFile: ByteSink {
             done += count
         }
         position += UInt64(bytes.count)
+        startWritebackIfDue()
+    }
+
+    /// Starts writing back what was written since the last call, once it is
+    /// ``writebackInterval`` or more (advisory; `fsync` in ``publish(overwrite:)`` still
+    /// makes the file durable and reports errors).
+    private func startWritebackIfDue() {
+        guard position - writebackStarted >= Self.writebackInterval,
+              let offset = off_t(exactly: writebackStarted), let length = off_t(exactly: position - writebackStarted)
+        else { return }
+        csystem_start_writeback(descriptor, offset, length)
+        writebackStarted = position
     }
 
     /// Copies `count` bytes of `input` at `offset` to the end of this file inside the kernel
@@ -92,6 +110,7 @@ final class OutputFile: ByteSink {
         let copied = retryingOnInterrupt { csystem_copy_file_range(input.descriptor, &position, descriptor, count) }
         if copied > 0 {
             self.position += UInt64(copied)
+            startWritebackIfDue()
             return copied
         }
         if copied == 0 {

@@ -19,6 +19,11 @@ void csystem_will_need(int fd, off_t offset, off_t length);
 // to `out` at its current position, in the kernel. Returns the bytes copied.
 ssize_t csystem_copy_file_range(int in, off_t *in_offset, int out, size_t length);
 
+// Starts writing `length` bytes of `fd` at `offset` back to disk without waiting for them
+// (sync_file_range(SYNC_FILE_RANGE_WRITE) on Linux; nothing elsewhere), so that the final
+// fsync finds little left to write. Advisory: errors are ignored (fsync reports real ones).
+void csystem_start_writeback(int fd, off_t offset, off_t length);
+
 // The width of the terminal on `fd` in columns (ioctl TIOCGWINSZ), or 0 when `fd` is not a
 // terminal or the terminal does not say. Swift cannot call the variadic ioctl itself.
 int csystem_terminal_columns(int fd);
