@@ -28,11 +28,14 @@ Usage: Benchmarks/run.sh [OPTIONS]
   --bin PATH      the extract-audio binary to measure (default: .build/release/extract-audio)
   --results FILE  where to write the report (default: Benchmarks/RESULTS.md for a full
                   run, DIR/RESULTS-quick.md with --quick)
+  --jobs-mode     instead of the default run: batch extraction with --jobs against
+                  xargs -P ffmpeg over 100, 1,000 and 5,000 generated 10 s clips, warm and
+                  cold (Benchmarks/jobs.sh; its table goes to --results when given)
   -h, --help      this text
 USAGE
 }
 
-ONLY="" QUICK=0 CLEAN=0 GEN_ONLY=0 REGEN=0 COLD=1 BUILD=1 BIN="" RESULTS=""
+ONLY="" QUICK=0 CLEAN=0 GEN_ONLY=0 REGEN=0 COLD=1 BUILD=1 BIN="" RESULTS="" JOBS_MODE=0
 WORK="${TMPDIR:-/tmp}/extract-audio-bench"
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -47,6 +50,7 @@ while [[ $# -gt 0 ]]; do
         --no-build) BUILD=0 ;;
         --bin) BIN=$2; shift ;;
         --results) RESULTS=$2; shift ;;
+        --jobs-mode) JOBS_MODE=1 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 64 ;;
     esac
@@ -83,6 +87,10 @@ if [[ -z $BIN ]]; then
 fi
 [[ -x $BIN ]] || die "no executable at $BIN (build with: swift build -c release --static-swift-stdlib --scratch-path .build/bench)"
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+
+if [[ $JOBS_MODE -eq 1 ]]; then
+    exec bash "$HERE/jobs.sh" "$BIN" ${RESULTS:+--results "$RESULTS"}
+fi
 
 mkdir -p "$WORK/inputs" "$WORK/out" "$WORK/json"
 if [[ $CLEAN -eq 1 ]]; then trap 'rm -rf "$WORK"' EXIT; fi
