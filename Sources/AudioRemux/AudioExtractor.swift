@@ -141,7 +141,7 @@ public enum AudioExtractor {
                                progress: ((ExtractionProgress) -> Void)? = nil,
                                isCancelled: @escaping () -> Bool = { false }) throws -> ExtractionResult {
         let extraction = try Extraction(source: source, options: options,
-                                        name: (source as? InputFile)?.path ?? "input")
+                                        name: source.name)
         try extraction.write(from: source, to: &sink, bufferSize: options.bufferSize, progress: progress,
                              isCancelled: isCancelled)
         return extraction.result(outputPath: "", bytesWritten: extraction.outputSize)

@@ -45,14 +45,15 @@ struct SampleCopier {
     func copy(_ table: SampleTable, from source: some ByteSource, to sink: inout some ByteSink) throws {
         var copier = RangeCopier(bufferSize: bufferSize)
         defer { copier.deallocate() }
-        let file = source as? InputFile
+        // Read-ahead advice only where the source is a file that takes it.
+        let advises = source.fileDescriptor != nil
         var ranges = RangeIterator(table.makeChunkIterator())
         var prefetch = Prefetcher(ranges: RangeIterator(table.makeChunkIterator()))
         var state = ExtractionProgress(bytesDone: 0, bytesTotal: table.totalSampleBytes, samplesDone: 0,
                                        samplesTotal: table.sampleCount)
         while let (range, samples) = ranges.next() {
             if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
-            if let file { prefetch.advise(file, upTo: state.bytesDone + Self.prefetchWindow) }
+            if advises { prefetch.advise(source, upTo: state.bytesDone + Self.prefetchWindow) }
             try copier.copy(range, from: source, to: &sink, isCancelled: isCancelled) { count, inKernel in
                 state.bytesDone += count
                 if inKernel { progress?(state) }
@@ -72,7 +73,7 @@ struct Prefetcher {
     var pending: Range<UInt64>?
 
     /// Advises ranges until `advised` reaches `target` sample bytes.
-    mutating func advise(_ file: InputFile, upTo target: UInt64) {
+    mutating func advise(_ file: some ByteSource, upTo target: UInt64) {
         while advised < target {
             guard var span = pending ?? ranges.next()?.0 else { return }
             pending = nil
@@ -87,7 +88,7 @@ struct Prefetcher {
                 span = span.lowerBound..<next.upperBound
                 advised += next.upperBound - next.lowerBound
             }
-            file.willNeed(offset: span.lowerBound, length: span.upperBound - span.lowerBound)
+            file.willNeed(span)
         }
     }
 }

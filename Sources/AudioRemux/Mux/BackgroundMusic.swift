@@ -490,7 +490,7 @@ struct Clip {
             throw RemuxError(.noAudioTrack, "\(path) has no audio track")
         }
         self.track = track
-        try Self.checkSamplesAreInFile(track.track)
+        try Extraction.checkSamplesAreInFile(track.track)
         samples = try BackgroundMusic.converted { try reader.samples(of: track) }
         guard let firstSample = samples.first else {
             throw RemuxError(.invalidInput, "\(path) holds no audio to play")
@@ -544,25 +544,6 @@ struct Clip {
         }
         guard presented > 0 else { throw RemuxError(.invalidInput, "\(path) holds no audio to play") }
         timing = ClipTiming(durations: durations, priming: priming, presented: presented)
-    }
-
-    /// Refuses tracks whose samples live in another file (a `dref` entry without the
-    /// self-contained flag, ISO/IEC 14496-12 § 8.7.2).
-    static func checkSamplesAreInFile(_ track: Track) throws {
-        guard let references = track.dataReferences else { return }
-        for description in track.sampleDescriptions.entries {
-            // data_reference_index sits at bytes 14–15 of every sample entry (§ 8.5.2.2).
-            guard description.bytes.count >= 16 else { continue }
-            let index = Int(description.bytes[14]) << 8 | Int(description.bytes[15])
-            guard index >= 1, index <= references.entries.count else {
-                throw RemuxError(.invalidInput, "\(description.path): data reference \(index) does not exist "
-                                 + "(dref has \(references.entries.count))")
-            }
-            if !references.entries[index - 1].isSelfContained {
-                throw RemuxError(.unsupportedInput, "\(track.path): the audio samples are stored in another file "
-                                 + "(dref entry '\(references.entries[index - 1].type)'), not in this one")
-            }
-        }
     }
 
     func sharesCoding(with other: Clip) -> Bool {

@@ -75,10 +75,16 @@ public final class InputFile: ByteSource {
         }
     }
 
-    /// Tells the kernel that `length` bytes at `offset` will be read soon, so a cold read
-    /// becomes one sequential read-ahead instead of many small seeks.
-    func willNeed(offset: UInt64, length: UInt64) {
-        guard let start = off_t(exactly: offset), let count = off_t(exactly: length) else { return }
+    /// Tells the kernel that `range` will be read soon, so a cold read becomes one
+    /// sequential read-ahead instead of many small seeks.
+    public func willNeed(_ range: Range<UInt64>) {
+        guard let start = off_t(exactly: range.lowerBound), let count = off_t(exactly: range.count) else { return }
         csystem_will_need(descriptor, start, count)
     }
+
+    /// The path, as messages name the file.
+    public var name: String { path }
+
+    /// The open file, which the output file copies from in the kernel.
+    public var fileDescriptor: Int32? { descriptor }
 }

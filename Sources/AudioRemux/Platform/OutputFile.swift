@@ -105,16 +105,16 @@ final class OutputFile: ByteSink {
     /// Copies `count` bytes of `input` at `offset` to the end of this file inside the kernel
     /// (`copy_file_range`). Returns the bytes copied, or nil where the kernel or the file
     /// systems cannot (the caller then copies through memory).
-    func copy(from input: InputFile, at offset: UInt64, count: Int) throws -> Int? {
-        guard var position = off_t(exactly: offset) else { return nil }
-        let copied = retryingOnInterrupt { csystem_copy_file_range(input.descriptor, &position, descriptor, count) }
+    func copy(from input: some ByteSource, at offset: UInt64, count: Int) throws -> Int? {
+        guard let source = input.fileDescriptor, var position = off_t(exactly: offset) else { return nil }
+        let copied = retryingOnInterrupt { csystem_copy_file_range(source, &position, descriptor, count) }
         if copied > 0 {
             self.position += UInt64(copied)
             startWritebackIfDue()
             return copied
         }
         if copied == 0 {
-            throw RemuxError(.ioError, "\(input.path) ended at byte \(offset) while being read: the file shrank "
+            throw RemuxError(.ioError, "\(input.name) ended at byte \(offset) while being read: the file shrank "
                              + "or was replaced")
         }
         let code = errno

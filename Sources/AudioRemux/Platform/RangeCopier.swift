@@ -57,13 +57,14 @@ struct RangeCopier {
     mutating func copy(_ range: Range<UInt64>, from source: some ByteSource, to sink: inout some ByteSink,
                        isCancelled: () -> Bool, copied: (UInt64, Bool) -> Void) throws {
         var offset = range.lowerBound
-        if kernelCopy, range.upperBound - offset >= Self.kernelCopyThreshold, let file = source as? InputFile,
-           let output = sink as? OutputFile {
+        // The kernel copies where the sink can copy from this source (both files: the
+        // sink's copy(from:at:count:) capability), else the bytes go through the buffer.
+        if kernelCopy, range.upperBound - offset >= Self.kernelCopyThreshold, source.fileDescriptor != nil {
             try flush(to: &sink)
             while offset < range.upperBound {
                 if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
                 let count = Int(min(UInt64(buffer.count), range.upperBound - offset))
-                guard let done = try output.copy(from: file, at: offset, count: count) else {
+                guard let done = try sink.copy(from: source, at: offset, count: count) else {
                     kernelCopy = false
                     break
                 }

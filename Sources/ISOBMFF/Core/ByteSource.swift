@@ -11,6 +11,26 @@ public protocol ByteSource {
     /// Throws when fewer than `buffer.count` bytes can be read (a source that shrank, or an
     /// I/O error); callers check `offset + buffer.count <= length` first.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws
+
+    /// What messages call the source: a file's path; `"input"` by default.
+    var name: String { get }
+
+    /// The open file behind the source, where it is one: a capability for sinks that can copy
+    /// from it inside the kernel (``ByteSink/copy(from:at:count:)``). Nil by default.
+    var fileDescriptor: Int32? { get }
+
+    /// Says that `range` will be read soon, so that a file can read it ahead in one sweep.
+    /// Advisory; does nothing by default.
+    func willNeed(_ range: Range<UInt64>)
+}
+
+extension ByteSource {
+    /// `"input"`: a source that is not a named file.
+    public var name: String { "input" }
+    /// Nil: the bytes are not one open file.
+    public var fileDescriptor: Int32? { nil }
+    /// Does nothing: a source that cannot read ahead.
+    public func willNeed(_ range: Range<UInt64>) {}
 }
 
 extension ByteSource {
@@ -51,6 +71,17 @@ public struct MemoryByteSource: ByteSource, Sendable {
 public protocol ByteSink {
     /// Appends `bytes`; throws when they cannot all be written.
     mutating func write(_ bytes: UnsafeRawBufferPointer) throws
+
+    /// Appends up to `count` bytes of `source` at `offset` without passing them through
+    /// memory, where the sink and the source (its ``ByteSource/fileDescriptor``) allow it:
+    /// returns how many were copied (the sink then holds them), or nil where it cannot (the
+    /// caller copies through memory instead). Nil by default.
+    mutating func copy(from source: some ByteSource, at offset: UInt64, count: Int) throws -> Int?
+}
+
+extension ByteSink {
+    /// Nil: the caller copies through memory.
+    public mutating func copy(from source: some ByteSource, at offset: UInt64, count: Int) throws -> Int? { nil }
 }
 
 extension ByteSink {
