@@ -57,6 +57,16 @@ public struct MovieReader<Source: ByteSource> {
         return try SampleIndex(table: table)
     }
 
+    /// The sample groups of `track` (`sgpd` and `sbgp`, ISO/IEC 14496-12 § 8.9: AAC's roll
+    /// distance, …), from its `stbl` or gathered from every fragment, numbered as
+    /// ``samples(of:)`` numbers the samples: what a writer's `setSampleGroups` takes.
+    public func sampleGroups(of track: MediaTrack) throws
+        -> (descriptions: [SampleGroupDescriptionBox], assignments: [SampleToGroupBox]) {
+        let boxes = movie.isFragmented ? try movie.fragmentedTrack(track.track, in: source).boxes
+            : try track.track.sampleTable()
+        return (boxes.sampleGroupDescriptions, boxes.sampleToGroups)
+    }
+
     /// How `track` is presented: ``TrackPresentation``, the one edit-list rule, checked
     /// against the media its samples really hold. Where the first audio track has no edit
     /// list, the file's `iTunSMPB` item (``GaplessInfo``) gives its priming and valid samples

@@ -59,9 +59,11 @@ guard paths.count == 2 else {
 
 do {
     let input = try InputFile(path: paths[0])
-    let movie = try Movie(reading: input)
-    let chosen = trackIDs.isEmpty ? movie.tracks : try trackIDs.map { id in
-        guard let track = movie.tracks.first(where: { $0.trackID == id }) else {
+    // The reader: tracks, their descriptions and samples, regular or fragmented alike.
+    let reader = try MovieReader(reading: input)
+    let movie = reader.movie
+    let chosen = trackIDs.isEmpty ? reader.tracks : try trackIDs.map { id in
+        guard let track = reader.track(id: id) else {
             throw RemuxError(.invalidArgument, "\(paths[0]) has no track with ID \(id)")
         }
         return track
@@ -72,22 +74,23 @@ do {
     writer.metadata = movie.metadata
     // Track IDs are renumbered 1, 2, … in the output: references (chapters) follow.
     var newIDs: [UInt32: UInt32] = [:]
-    for (index, track) in chosen.enumerated() where newIDs[track.trackID] == nil {
-        newIDs[track.trackID] = UInt32(index + 1)
+    for (index, track) in chosen.enumerated() where newIDs[track.id] == nil {
+        newIDs[track.id] = UInt32(index + 1)
     }
     for track in chosen {
-        var description = TrackDescription(copying: track)
-        description.references = track.references.compactMapValues { ids in
+        var description = TrackDescription(copying: track.track)
+        description.references = track.track.references.compactMapValues { ids in
             let kept = ids.compactMap { newIDs[$0] }
             return kept.isEmpty ? nil : kept
         }
         let id = try writer.addTrack(description)
+        // The input's own edit list, as it is (the reader's presentation would fit it).
         try writer.setEdits(track.editList?.entries, for: id)
-        let boxes = movie.isFragmented ? try movie.fragmentedTrack(track, in: input).boxes : try track.sampleTable()
-        let table = try SampleTable(boxes: boxes, fileLength: movie.fileLength)
         // Sample groups (AAC's roll distance, …) count the samples as they are copied.
-        try writer.setSampleGroups(boxes.sampleGroupDescriptions, assignments: boxes.sampleToGroups, for: id)
-        try forEachSample(of: table) { try writer.append($0, from: 0, to: id) }
+        let groups = try reader.sampleGroups(of: track)
+        try writer.setSampleGroups(groups.descriptions, assignments: groups.assignments, for: id)
+        // Every sample in decode order, copied by range from source 0 (the input).
+        for sample in try reader.samples(of: track) { try writer.append(sample, from: 0, to: id) }
     }
     let sink = try MovieFileSink(destination: paths[1], overwrite: overwrite, sources: [input])
     var target = sink
@@ -96,45 +99,4 @@ do {
     try sink.publish()
 } catch {
     fail("\(error)", status: 1)
-}
-
-/// Calls `body` with every sample of `table` in decode order, walking the run-length
-/// tables side by side (the reader's sample collection will do this for every caller).
-func forEachSample(of table: SampleTable, _ body: (Sample) throws -> Void) throws {
-    let boxes = table.boxes
-    var timing = boxes.timeToSample.entries.makeIterator()
-    var timingRun = timing.next()
-    var timingLeft = timingRun?.sampleCount ?? 0
-    var offsets = (boxes.compositionOffsets?.entries ?? []).makeIterator()
-    var offsetRun = offsets.next()
-    var offsetLeft = offsetRun?.sampleCount ?? 0
-    let syncNumbers = boxes.syncSamples?.sampleNumbers
-    var nextSync = 0
-    var decodeTime: UInt64 = 0
-    var index = 0
-    var chunks = table.makeChunkIterator()
-    while let chunk = chunks.next() {
-        var offset = chunk.offset
-        for _ in 0..<chunk.sampleCount {
-            while timingLeft == 0, let run = timing.next() { (timingRun, timingLeft) = (run, run.sampleCount) }
-            while offsetLeft == 0, let run = offsets.next() { (offsetRun, offsetLeft) = (run, run.sampleCount) }
-            let size = boxes.sampleSizes.size(ofSample: index)
-            let duration = timingRun?.sampleDelta ?? 0
-            var isSync = true
-            if let syncNumbers {
-                while nextSync < syncNumbers.count, Int(syncNumbers[nextSync]) < index + 1 { nextSync += 1 }
-                isSync = nextSync < syncNumbers.count && Int(syncNumbers[nextSync]) == index + 1
-            }
-            // ctts entries are signed in version 1; version 0 values above 2^31 are written
-            // by encoders that meant negative offsets, and players read them so.
-            let composition = offsetLeft > 0 ? Int64(Int32(bitPattern: offsetRun?.sampleOffset ?? 0)) : 0
-            try body(Sample(offset: offset, size: size, decodeTime: decodeTime, compositionOffset: composition,
-                            duration: duration, isSync: isSync, descriptionIndex: chunk.sampleDescriptionIndex))
-            offset += UInt64(size)
-            decodeTime += UInt64(duration)
-            if timingLeft > 0 { timingLeft -= 1 }
-            if offsetLeft > 0 { offsetLeft -= 1 }
-            index += 1
-        }
-    }
 }
