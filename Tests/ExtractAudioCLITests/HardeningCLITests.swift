@@ -281,6 +281,35 @@ final class HardeningCLITests: XCTestCase {
         XCTAssertTrue(stderr.contains("standard output"), stderr)
     }
 
+    /// The reader goes away after the first bytes of a 12 MB stream (more than a pipe
+    /// holds): the tool notices mid-way, exits 74 and says how much went out.
+    func testAStreamThatBreaksAfterItStartedExitsNonZero() throws {
+        var movie = SyntheticMovie(sampleCount: 2)
+        movie.sampleSizes = Array(repeating: 200, count: 60_000)
+        movie.timeToSample = TimeToSampleBox(entries: [.init(sampleCount: 60_000, sampleDelta: 1024)])
+        movie.chunkOffsets = stride(from: 0, to: 60_000, by: 2).map { UInt64($0) * 200 }
+        let input = directory.write("long.mp4", movie.build())
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLITests.executable)
+        process.arguments = [input, "-"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let first = out.fileHandleForReading.readData(ofLength: 4096)
+        XCTAssertEqual(first.count, 4096, "the stream had started")
+        try out.fileHandleForReading.close()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .exit)
+        XCTAssertEqual(process.terminationStatus, 74, stderr)
+        XCTAssertTrue(stderr.contains("cannot write to standard output after"), stderr)
+        XCTAssertEqual(stderr.filter { $0 == "\n" }.count, 1, "one line: \(stderr)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("-")))
+    }
+
     func testASignalWhileSpoolingRemovesTheSpool() throws {
         let spool = directory.file("spool")
         try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: false)
