@@ -1,4 +1,5 @@
 import Foundation
+import ISOBMFF
 import TestSupport
 import XCTest
 
@@ -187,6 +188,22 @@ final class RemuxCLITests: XCTestCase {
         let run = try runCLI(["remux", broken, output, "--from", "1"])
         XCTAssertEqual(run.status, 65, run.stderr)
         XCTAssertEqual(directory.contents, ["broken.mp4"])
+    }
+
+    /// A cut whose `--from` comes before the video's first sync sample copies from the first
+    /// frame and says so (issue 14), in words, not as a flag.
+    func testFromBeforeTheFirstSyncSampleIsNoted() throws {
+        var video = SyntheticMovie(sampleCount: 10)
+        video.handler = .vide
+        video.editList = nil
+        video.extraSampleTableBoxes = [SyncSampleBox(sampleNumbers: [5]).serialized]
+        let input = directory.write("late-sync.mp4", video.build())
+        let run = try runCLI(["remux", input, directory.file("cut.mp4"), "--from", "0.03", "--to", "0.2"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("track 1: the cut starts at 0.030 s, before its first sync sample"), run.stderr)
+        let later = try runCLI(["remux", input, directory.file("cut2.mp4"), "--from", "0.15", "--to", "0.2"])
+        XCTAssertEqual(later.status, 0, later.stderr)
+        XCTAssertFalse(later.stderr.contains("first sync sample"), later.stderr)
     }
 
     /// `--fragment`: fragments start at sync samples and carry the same packets.
