@@ -209,6 +209,17 @@ for c in warm cold; do
     "${BENCH[@]}" measure "${drop[@]}" --json "$JS/baseline-ffmpeg-$c.json" -- ffmpeg -version 2>/dev/null
 done
 
+# The floor (issue 15): ../shared/bench/ideal_extract.c, the least work an extractor can do
+# (parse the tables, copy the audio ranges, -s: fsync the output), built here and run beside
+# ours in the warm runs, with its pread and mmap read paths. Where it is absent the report's
+# floor columns say so.
+FLOOR="" FLOOR_SRC=$ROOT/../shared/bench/ideal_extract.c
+if [[ -f $FLOOR_SRC ]] && command -v cc >/dev/null && cc -O2 -o "$WORK/ideal_extract" "$FLOOR_SRC" 2>/dev/null; then
+    FLOOR=$WORK/ideal_extract
+else
+    log "the floor ($FLOOR_SRC) is absent or does not build: no floor columns"
+fi
+
 # hyperfine runs per input: warm runs, warm-up runs, cold runs (each run is a few seconds at most)
 declare -A RUNS=([clip-10s-720p]="30 5 5" [1h-360p]="10 2 5" [1h-720p]="10 2 3" [10h-audio]="5 1 3"
                  [1h-360p-frag]="10 2 3" [2.5h-720p-co64]="5 1 3")
@@ -257,11 +268,17 @@ for name in "${INPUTS[@]}"; do
         fi
     done
 
-    # wall time, warm page cache
+    # wall time, warm page cache; the floor beside ours (fsync included, as ours does)
+    FLOOR_HF=()
+    if [[ -n $FLOOR ]]; then
+        floor_out=$OUTD/$name.floor.bin
+        FLOOR_HF=(-n floor-pread "$(q "$FLOOR") -s -m pread $(q "$in") $(q "$floor_out")"
+                  -n floor-mmap "$(q "$FLOOR") -s -m mmap $(q "$in") $(q "$floor_out")")
+    fi
     cat "$in" >/dev/null
     hyperfine -N --style basic --warmup "$warmup" --runs "$warm_runs" \
-        --prepare "sh -c $(q "rm -f $(q "$ours") $(q "$ref"); sync")" \
-        --export-json "$JS/$name.warm.json" "${NAMES_HF[@]}" >"$JS/$name.warm.txt" 2>&1 ||
+        --prepare "sh -c $(q "rm -f $(q "$ours") $(q "$ref") $(q "$OUTD/$name.floor.bin"); sync")" \
+        --export-json "$JS/$name.warm.json" "${NAMES_HF[@]}" "${FLOOR_HF[@]}" >"$JS/$name.warm.txt" 2>&1 ||
         log "  hyperfine (warm) failed: $(tail -n 3 "$JS/$name.warm.txt")"
     grep -E '^(Benchmark|  Time|  Range)' "$JS/$name.warm.txt" | sed 's/^/   warm /' >&2 || true
     # wall time, cold page cache
@@ -272,7 +289,7 @@ for name in "${INPUTS[@]}"; do
             log "  hyperfine (cold) failed: $(tail -n 3 "$JS/$name.cold.txt")"
         grep -E '^(Benchmark|  Time|  Range)' "$JS/$name.cold.txt" | sed 's/^/   cold /' >&2 || true
     fi
-    rm -f "$ours" "$ref"
+    rm -f "$ours" "$ref" "$OUTD/$name.floor.bin"
 done
 
 if [[ -z $RESULTS ]]; then
