@@ -57,7 +57,7 @@ for count in "${counts[@]}"; do
             if [[ $tool == ours ]]; then
                 "$BIN" --quiet --jobs "$JOBS" "${inputs[@]}" --output-dir "$out"
             else
-                printf '%s\0' "${inputs[@]}" | xargs -0 -P "$JOBS" -n 1 sh -c \
+                printf '%s\0' "${inputs[@]}" | xargs -0 -P "$JOBS" -I{} sh -c \
                     'ffmpeg -nostdin -v error -y -i "$1" -map 0:a:0 -vn -c:a copy -f ipod "$2/$(basename "$1" .mp4).m4a"' \
                     _ {} "$out"
             fi
