@@ -104,7 +104,8 @@ final class ReadmeCLITests: XCTestCase {
             Self.readme[$0.upperBound...].prefix { $0 != ")" }
         })
         func names(_ text: Substring) -> Set<String> {
-            Set(text.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
+            let parts = text.split(separator: "`", omittingEmptySubsequences: false)
+            return Set(parts.enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
         }
         let parts = section.components(separatedBy: "(each")
         let remux = try runCLI(["remux", "--json", fixture("aac-h264-faststart.mp4"), directory.file("r.mp4")])

@@ -200,7 +200,8 @@ final class RemuxCLITests: XCTestCase {
         let input = directory.write("late-sync.mp4", video.build())
         let run = try runCLI(["remux", input, directory.file("cut.mp4"), "--from", "0.03", "--to", "0.2"])
         XCTAssertEqual(run.status, 0, run.stderr)
-        XCTAssertTrue(run.stderr.contains("track 1: the cut starts at 0.030 s, before its first sync sample"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("track 1: the cut starts at 0.030 s, before its first sync sample"),
+                      run.stderr)
         let later = try runCLI(["remux", input, directory.file("cut2.mp4"), "--from", "0.15", "--to", "0.2"])
         XCTAssertEqual(later.status, 0, later.stderr)
         XCTAssertFalse(later.stderr.contains("first sync sample"), later.stderr)

@@ -238,8 +238,8 @@ public enum Remux {
                     continue
                 }
                 if plan.startsBeforeFirstSync {
-                    notes.append("track \(track.id): the cut starts at \(cut.from) s, before its first sync sample; the "
-                                 + "copy starts at its first frame, which players may not show cleanly")
+                    notes.append("track \(track.id): the cut starts at \(cut.from) s, before its first sync sample; "
+                                 + "the copy starts at its first frame, which players may not show cleanly")
                 }
                 range = plan.samples
                 edits = plan.edits

@@ -184,7 +184,9 @@ public struct CutPlan: Sendable, Equatable {
                 length = Swift.min(ticks, presentationEnd > mediaStart ? presentationEnd - mediaStart : 0)
             }
         }
-        guard let fromTicks = range.from.ticks(timescale) else { throw fail("the cut's start does not fit the timescale") }
+        guard let fromTicks = range.from.ticks(timescale) else {
+            throw fail("the cut's start does not fit the timescale")
+        }
         let (trackEnd, overflow) = delay.addingReportingOverflow(length)
         guard !overflow else { throw fail("its presentation ends past 2^64 ticks") }
         let toTicks = range.to.map { $0.ticks(timescale) ?? UInt64.max } ?? UInt64.max
