@@ -295,9 +295,9 @@ def main():
         if r.returncode == 0:
             # An MP3 clip's first frame holds its encoder delay, which whole packets cannot
             # remove (dropping the frame breaks the next one's bit reservoir): ~10.7 ms of near
-            # silence at the seam remains. Issue 12 stays open for it.
+            # silence at the seam remains (issue 12, blocked on it).
             playback_checks("mp3", tmp, out, path("video7.mp4"),
-                            silence_limit="known limit, issue 12 open: MP3 encoder delay at the seam")
+                            silence_limit="known limit, issue 12 blocked: MP3 encoder delay at the seam")
 
         # 4. --loop of a 1.5 s tone over 500 s, and of a 1.5 s chirp: the position at the end.
         out = path("loop.mp4")
@@ -339,7 +339,7 @@ def main():
 
     failed = results.count(False)
     if known:
-        print(f"{len(known)} known failure(s) of open issues, not counted:")
+        print(f"{len(known)} known failure(s) of a blocked issue, not counted:")
         for line in known:
             print("  " + line)
     print(f"{len(results) - failed} passed, {failed} failed")
