@@ -126,6 +126,42 @@ public struct MovieWriter: Sendable {
                                        offset: sample.offset)
     }
 
+    /// Appends every sample of `samples` (a reader's track, ``MovieReader/samples(of:)``),
+    /// in order, as ``append(_:from:to:)`` does one: copied by the sink from `source`.
+    /// `descriptionIndex` maps each sample's input description index to the written
+    /// track's (unchanged by default, for a track added with the input's sample entries).
+    public mutating func append(contentsOf samples: SampleIndex, from source: Int, to track: UInt32,
+                                descriptionIndex: (UInt32) -> UInt32 = { $0 }) throws {
+        let index = try checkedIndex(track)
+        guard source >= 0 else {
+            throw ISOBMFFError(.invalidValue, "source numbers start at 0", path: "", offset: nil)
+        }
+        for sample in samples {
+            let description = descriptionIndex(sample.descriptionIndex)
+            try checkDescription(description, index)
+            try tracks[index].table.append(size: sample.size, duration: sample.duration,
+                                           compositionOffset: sample.compositionOffset, isSync: sample.isSync,
+                                           descriptionIndex: description, source: source, offset: sample.offset)
+        }
+    }
+
+    /// Appends every sample of a checked table (``SampleTable``: a track's tables as
+    /// ``Track/sampleTable()`` or the fragments give them), copied by the sink from
+    /// `source`, each sample's description index mapped by `descriptionIndex`. Into a
+    /// track with no samples yet this costs O(runs + chunks) and shares the table's arrays
+    /// rather than copying them: the way to copy a long track whole.
+    public mutating func append(contentsOf table: SampleTable, from source: Int, to track: UInt32,
+                                descriptionIndex: (UInt32) -> UInt32 = { $0 }) throws {
+        let index = try checkedIndex(track)
+        guard source >= 0 else {
+            throw ISOBMFFError(.invalidValue, "source numbers start at 0", path: "", offset: nil)
+        }
+        for run in table.boxes.sampleToChunk.entries {
+            try checkDescription(descriptionIndex(run.sampleDescriptionIndex), index)
+        }
+        try tracks[index].table.append(contentsOf: table, source: source, descriptionIndex: descriptionIndex)
+    }
+
     /// Appends a sample given as bytes, which the writer keeps until the file is written.
     public mutating func append(_ bytes: [UInt8], duration: UInt32, compositionOffset: Int64 = 0, isSync: Bool = true,
                                 descriptionIndex: UInt32 = 1, to track: UInt32) throws {
@@ -365,7 +401,17 @@ public struct MovieWriter: Sendable {
     /// and where each offset table's entries start (to add the payload's position later).
     func progressiveMovieBox(_ plan: ProgressivePlan, largeOffsets: Bool) -> (bytes: [UInt8], tables: [Int]) {
         var tablePositions: [Int] = []
-        var w = BoxWriter()
+        // Reserved once: the tables of a long track take megabytes, which doubling growth
+        // would copy again and again and briefly hold twice.
+        var capacity = 4096 + (userData?.count ?? 0) + (metadata?.count ?? 0)
+        for (index, track) in tracks.enumerated() {
+            let table = track.table
+            capacity += 1024 + track.description.sampleEntries.reduce(0) { $0 + $1.count }
+                + (track.description.userData?.count ?? 0) + (table.constantSize == nil ? 4 * table.count : 0)
+                + 4 * table.syncSampleNumbers.count + 8 * table.timeToSample.count + 8 * table.compositionRuns.count
+                + 12 * plan.sampleToChunk[index].count + (largeOffsets ? 8 : 4) * plan.offsets[index].count
+        }
+        var w = BoxWriter(capacity: capacity)
         w.box(.moov) { w in
             movieHeader(duration: tracks.map(presentedDuration).max() ?? 0).write(to: &w)
             for (index, track) in tracks.enumerated() {
@@ -375,8 +421,6 @@ public struct MovieWriter: Sendable {
                     track.table.syncSampleBox?.write(to: &w)
                     SampleToChunkBox(entries: plan.sampleToChunk[index]).write(to: &w)
                     track.table.sampleSizeBox.write(to: &w)
-                    for group in track.groupDescriptions { group.write(to: &w) }
-                    for group in track.groupAssignments { group.write(to: &w) }
                     let offsets = plan.offsets[index]
                     w.fullBox(largeOffsets ? .co64 : .stco, version: 0, flags: 0) { w in
                         w.write(UInt32(offsets.count))  // < 2^30 chunks, as samples.
@@ -385,6 +429,9 @@ public struct MovieWriter: Sendable {
                             if largeOffsets { w.write(offset) } else { w.write(UInt32(truncatingIfNeeded: offset)) }
                         }
                     }
+                    // After the chunk offsets, as FFmpeg orders them.
+                    for group in track.groupDescriptions { group.write(to: &w) }
+                    for group in track.groupAssignments { group.write(to: &w) }
                 }
             }
             writeMovieTail(into: &w)

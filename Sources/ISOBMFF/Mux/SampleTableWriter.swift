@@ -30,8 +30,13 @@ public struct SampleTableWriter: Sendable {
     public private(set) var sampleSizes: [UInt32] = []
     /// Runs of consecutive samples of one `stsd` entry: (count, 1-based entry index).
     private(set) var descriptionRuns: [(count: UInt32, index: UInt32)] = []
-    /// Where the sample bytes come from, in sample order, contiguous runs merged.
+    /// Where the sample bytes come from, in sample order, contiguous runs merged; after
+    /// those of ``borrowed`` when a table was appended whole.
     private(set) var locations: [Location] = []
+    /// A checked table appended whole to the empty track (``append(contentsOf:source:descriptionIndex:)``):
+    /// its chunks hold the first samples' bytes, read from its arrays, which are shared
+    /// rather than copied.
+    private(set) var borrowed: (table: SampleTable, source: Int)?
     /// The number of samples appended.
     public private(set) var count = 0
     /// The sum of the sample sizes.
@@ -110,6 +115,85 @@ public struct SampleTableWriter: Sendable {
         count += 1
         totalBytes += UInt64(size)  // Below count × 2^32 < 2^62.
         duration = newDuration
+    }
+
+    /// Appends every sample of `table` (checked by ``SampleTable/init(boxes:fileLength:excluding:)``),
+    /// its bytes in its chunks of source `source`, each sample's description index mapped
+    /// by `descriptionIndex`.
+    ///
+    /// Into an empty table this costs O(runs + chunks) and shares the input's arrays (sizes,
+    /// sync samples, chunk offsets) instead of copying them: the tables come out exactly
+    /// as appending the samples one by one makes them (a test compares the two). Otherwise
+    /// the samples are appended one by one.
+    mutating func append(contentsOf table: SampleTable, source: Int, descriptionIndex: (UInt32) -> UInt32) throws {
+        guard table.sampleCount > 0 else { return }
+        guard count == 0, borrowed == nil else {
+            for sample in try SampleIndex(table: table) {
+                try append(size: sample.size, duration: sample.duration, compositionOffset: sample.compositionOffset,
+                           isSync: sample.isSync, descriptionIndex: descriptionIndex(sample.descriptionIndex),
+                           source: source, offset: sample.offset)
+            }
+            return
+        }
+        let boxes = table.boxes
+        let total = table.sampleCount  // At most Limits.maximumSampleCount: every count below fits 32 bits.
+        if let numbers = boxes.syncSamples?.sampleNumbers {
+            // The cursor walks the numbers in order (SampleIndex refuses the same table).
+            for i in numbers.indices.dropFirst() where numbers[i] <= numbers[i - 1] {
+                let location = boxes.locations[.stss]
+                throw ISOBMFFError(.invalidSampleTable, "sync sample \(numbers[i]) follows \(numbers[i - 1]): the "
+                                   + "table is not in increasing order", path: location?.path ?? "stbl",
+                                   offset: location?.offset)
+            }
+            if numbers.count != total {
+                isAllSync = false
+                syncSampleNumbers = numbers
+            }
+        }
+        for entry in boxes.timeToSample.entries where entry.sampleCount > 0 {
+            if let last = timeToSample.last, last.sampleDelta == entry.sampleDelta {
+                timeToSample[timeToSample.count - 1].sampleCount += entry.sampleCount  // Sum ≤ total.
+            } else {
+                timeToSample.append(entry)
+            }
+        }
+        if let ctts = boxes.compositionOffsets {
+            var runs: [(count: UInt32, offset: Int64)] = []
+            for entry in ctts.entries where entry.sampleCount > 0 {
+                let offset = ctts.version == 1 ? Int64(Int32(bitPattern: entry.sampleOffset)) : Int64(entry.sampleOffset)
+                if let last = runs.last, last.offset == offset {
+                    runs[runs.count - 1].count += entry.sampleCount  // Sum ≤ total.
+                } else {
+                    runs.append((entry.sampleCount, offset))
+                }
+            }
+            if runs.contains(where: { $0.offset != 0 }) { compositionRuns = runs }
+        }
+        let sizes = boxes.sampleSizes
+        if sizes.constantSize != 0 {
+            constantSize = sizes.constantSize
+        } else if let first = sizes.sizes.first, sizes.sizes.allSatisfy({ $0 == first }) {
+            constantSize = first
+        } else {
+            constantSize = nil
+            sampleSizes = sizes.sizes.count == total ? sizes.sizes : Array(sizes.sizes.prefix(total))
+        }
+        let runs = boxes.sampleToChunk.entries
+        for (i, run) in runs.enumerated() {
+            let end = i + 1 < runs.count ? Int(runs[i + 1].firstChunk) : boxes.chunkOffsets.offsets.count + 1
+            let samples = UInt32(truncatingIfNeeded: (end - Int(run.firstChunk)) * Int(run.samplesPerChunk))
+            guard samples > 0 else { continue }
+            let index = descriptionIndex(run.sampleDescriptionIndex)
+            if let last = descriptionRuns.last, last.index == index {
+                descriptionRuns[descriptionRuns.count - 1].count += samples  // Sum ≤ total.
+            } else {
+                descriptionRuns.append((samples, index))
+            }
+        }
+        borrowed = (table, source)
+        count = total
+        totalBytes = table.totalSampleBytes
+        duration = table.totalDuration
     }
 
     /// The `ctts` box, or nil when every offset is 0. Version 1 (signed) when an offset is
@@ -193,22 +277,45 @@ public struct SampleTableWriter: Sendable {
     /// Maps the track's sample bytes, concatenated in sample order, back to the sources:
     /// successive calls must ask for successive ranges.
     struct LocationCursor {
-        let locations: [Location]
+        /// The chunks of a table appended whole, while some are left.
+        private var chunks: SampleTable.ChunkIterator?
+        private let chunkSource: Int
+        private let locations: [Location]
         private var run = 0
+        /// The piece being taken from, and how much of it is taken.
+        private var current: Location?
         private var used: UInt64 = 0
 
-        init(_ table: SampleTableWriter) { locations = table.locations }
+        init(_ table: SampleTableWriter) {
+            chunks = table.borrowed?.table.makeChunkIterator()
+            chunkSource = table.borrowed?.source ?? 0
+            locations = table.locations
+        }
+
+        private mutating func nextLocation() -> Location? {
+            while let chunk = chunks?.next() {
+                if chunk.byteCount > 0 { return Location(source: chunkSource, offset: chunk.offset, length: chunk.byteCount) }
+            }
+            chunks = nil
+            guard run < locations.count else { return nil }
+            run += 1
+            return locations[run - 1]
+        }
 
         /// Calls `body` with the source pieces of the next `count` bytes.
         mutating func take(_ count: UInt64, _ body: (Location) throws -> Void) rethrows {
             var left = count
-            while left > 0, run < locations.count {
-                let location = locations[run]
+            while left > 0 {
+                if current == nil {
+                    current = nextLocation()
+                    used = 0
+                }
+                guard let location = current else { return }
                 let piece = min(left, location.length - used)
                 try body(Location(source: location.source, offset: location.offset + used, length: piece))
                 used += piece
                 left -= piece
-                if used == location.length { (run, used) = (run + 1, 0) }
+                if used == location.length { current = nil }
             }
         }
     }
