@@ -1,5 +1,5 @@
 import Foundation
-import ISOBMFF
+@testable import ISOBMFF
 import TestSupport
 import XCTest
 
@@ -356,6 +356,54 @@ final class MovieWriterTests: XCTestCase {
                 XCTAssertTrue(wholeFile == eachFile, "the progressive files differ: \(label)")
                 XCTAssertTrue(wholeFragments == eachFragments, "the fragmented files differ: \(label)")
             }
+        }
+    }
+
+    /// The interleaver cuts a track left alone in one step per chunk (`takeChunk`): the
+    /// samples it takes and where the cursor stands after must be what stepping through them
+    /// one by one gives, across timing, offset, description and sync runs.
+    func testTakingAChunkAtOnceEqualsSteppingThroughIt() throws {
+        var writer = MovieWriter()
+        let entry = CodecConfiguration.h264(avcC: [1], width: 16, height: 16).sampleEntry
+        var description = TrackDescription(.h264(avcC: [1], width: 16, height: 16))
+        description.sampleEntries = [entry, entry]
+        let track = try writer.addTrack(description)
+        for index in 0..<500 {
+            try writer.append(Sample(offset: UInt64(index) * 1000, size: UInt32(100 + index % 7 * 50), decodeTime: 0,
+                                     compositionOffset: Int64(index % 3) * 1500, duration: index % 50 < 25 ? 3000 : 1500,
+                                     isSync: index % 30 == 0, descriptionIndex: index < 260 ? 1 : 2),
+                              from: 0, to: track)
+        }
+        let table = try XCTUnwrap(writer.table(of: track))
+        for limit: UInt64 in [1, 999, 4096, 1 << 20] {
+            var fast = table.makeCursor()
+            var slow = table.makeCursor()
+            var chunks = 0
+            while let taken = fast.takeChunk(maximumBytes: limit) {
+                chunks += 1
+                var bytes: UInt64 = 0
+                for _ in 0..<taken.count {
+                    let entry = try XCTUnwrap(slow.next())
+                    XCTAssertEqual(entry.descriptionIndex, taken.descriptionIndex)
+                    bytes += UInt64(entry.size)
+                }
+                XCTAssertEqual(bytes, taken.bytes, "limit \(limit), chunk \(chunks)")
+                XCTAssertTrue(taken.count == 1 || taken.bytes <= limit, "limit \(limit), chunk \(chunks)")
+                if let next = slow.peek() {
+                    XCTAssertTrue(next.descriptionIndex != taken.descriptionIndex || taken.bytes + UInt64(next.size) > limit,
+                                  "the chunk stopped early: limit \(limit), chunk \(chunks)")
+                }
+                XCTAssertEqual(fast.index, slow.index)
+                XCTAssertEqual(fast.decodeTime, slow.decodeTime)
+                let (a, b) = (fast.peek(), slow.peek())
+                XCTAssertEqual(a?.size, b?.size)
+                XCTAssertEqual(a?.duration, b?.duration)
+                XCTAssertEqual(a?.compositionOffset, b?.compositionOffset)
+                XCTAssertEqual(a?.isSync, b?.isSync, "limit \(limit), at sample \(slow.index)")
+                XCTAssertEqual(a?.descriptionIndex, b?.descriptionIndex)
+            }
+            XCTAssertNil(slow.peek())
+            XCTAssertGreaterThan(chunks, limit < 1000 ? 100 : 1)
         }
     }
 

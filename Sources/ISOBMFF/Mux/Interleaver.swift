@@ -85,6 +85,12 @@ struct Interleaver {
         // lasting longer than the span (a video claiming hours over few bytes) took one chunk,
         // and so one entry in every per-chunk table, per sample.
         let isAlone = heap.isEmpty
+        if isAlone, let taken = cursors[track].takeChunk(maximumBytes: maximumBytes) {
+            steps += taken.count
+            if cursors[track].peek() != nil { push(track) }
+            return Chunk(track: track, sampleCount: taken.count, byteCount: taken.bytes,
+                         descriptionIndex: taken.descriptionIndex)
+        }
         while let entry = cursors[track].peek() {
             if chunk.sampleCount > 0 {
                 guard entry.descriptionIndex == chunk.descriptionIndex,

@@ -272,6 +272,71 @@ public struct SampleTableWriter: Sendable {
             if !table.isAllSync, entry.isSync { nextSync += 1 }
             return entry
         }
+
+        /// Moves past the samples of one chunk cut by bytes only (no time span): as many as
+        /// fit in `maximumBytes` (at least one) and share the next sample's description.
+        /// The same samples as ``next()`` one at a time, in a tight loop over the sizes:
+        /// a 10-hour track's 1.7 M samples in a few milliseconds.
+        mutating func takeChunk(maximumBytes: UInt64) -> (count: Int, bytes: UInt64, descriptionIndex: UInt32)? {
+            guard index < table.count else { return nil }
+            let run = table.descriptionRuns[description.run]
+            let available = Int(run.count - description.used)  // ≥ 1: runs are left when used up.
+            var count = 0
+            var bytes: UInt64 = 0
+            if let size = table.constantSize {
+                let fitting = size == 0 ? UInt64(available) : maximumBytes / UInt64(size)
+                count = Swift.max(1, Int(Swift.min(UInt64(available), fitting)))
+                bytes = UInt64(count) * UInt64(size)  // < 2^30 samples of < 2^32 bytes.
+            } else {
+                let sizes = table.sampleSizes
+                while count < available {
+                    let next = bytes + UInt64(sizes[index + count])
+                    if count > 0 && next > maximumBytes { break }
+                    bytes = next
+                    count += 1
+                }
+            }
+            advance(by: count)
+            return (count, bytes, run.index)
+        }
+
+        /// Moves past `count` samples (at most those left), in O(runs passed).
+        private mutating func advance(by count: Int) {
+            index += count
+            /// Moves `position` through runs of the given sample counts, calling `passed`
+            /// with each run's index and the samples taken from it.
+            func skip(_ position: inout (run: Int, used: UInt32), _ runCount: (Int) -> UInt32,
+                      _ passed: (Int, Int) -> Void = { _, _ in }) {
+                var left = count
+                while left > 0 {
+                    let total = runCount(position.run)
+                    let take = Swift.min(left, Int(total - position.used))
+                    passed(position.run, take)
+                    left -= take
+                    position.used += UInt32(take)
+                    if position.used == total { position = (position.run + 1, 0) }
+                }
+            }
+            let timeToSample = table.timeToSample
+            skip(&timing, { timeToSample[$0].sampleCount }) { run, taken in
+                decodeTime += UInt64(taken) * UInt64(timeToSample[run].sampleDelta)  // Below the table's duration.
+            }
+            let compositionRuns = table.compositionRuns
+            if !compositionRuns.isEmpty { skip(&composition, { compositionRuns[$0].count }) }
+            let descriptionRuns = table.descriptionRuns
+            skip(&description, { descriptionRuns[$0].count })
+            if !table.isAllSync {
+                // The next sync number past the samples taken (numbers are 1-based).
+                let numbers = table.syncSampleNumbers
+                var low = nextSync
+                var high = numbers.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if Int(numbers[middle]) <= index { low = middle + 1 } else { high = middle }
+                }
+                nextSync = low
+            }
+        }
     }
 
     /// Maps the track's sample bytes, concatenated in sample order, back to the sources:
