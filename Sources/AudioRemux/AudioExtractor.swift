@@ -81,6 +81,26 @@ public struct SalvageReport: Sendable, Equatable {
     public var recoveredSeconds: Double
 }
 
+/// How far the copy has got, reported after each piece written.
+public struct ExtractionProgress: Sendable, Equatable {
+    /// Sample bytes copied so far, and in all.
+    public var bytesDone: UInt64
+    /// The sample bytes to copy in all: where ``bytesDone`` ends.
+    public var bytesTotal: UInt64
+    /// Samples whose bytes are all copied, and in all.
+    public var samplesDone: Int
+    /// The samples to copy in all: where ``samplesDone`` ends.
+    public var samplesTotal: Int
+
+    /// A progress report, for tests and for callers that relay progress of their own.
+    public init(bytesDone: UInt64, bytesTotal: UInt64, samplesDone: Int, samplesTotal: Int) {
+        self.bytesDone = bytesDone
+        self.bytesTotal = bytesTotal
+        self.samplesDone = samplesDone
+        self.samplesTotal = samplesTotal
+    }
+}
+
 /// Extracts an audio track from an MP4/MOV into a new M4A by stream copy: the packets are
 /// copied unchanged, with their timing, and only the audio bytes of the input are read.
 public enum AudioExtractor {
@@ -121,10 +141,10 @@ public enum AudioExtractor {
         let extraction = try Extraction(source: input, options: options, name: input.path)
         var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
         do {
-            try extraction.write(from: input, to: &output, bufferSize: options.bufferSize, progress: progress,
-                                 isCancelled: isCancelled)
-            guard output.position == extraction.outputSize else {
-                throw RemuxError(.ioError, "wrote \(output.position) bytes where \(extraction.outputSize) were planned")
+            let size = try extraction.write(from: input, to: &output, bufferSize: options.bufferSize,
+                                            progress: progress, isCancelled: isCancelled)
+            guard output.position == size else {
+                throw RemuxError(.ioError, "wrote \(output.position) bytes where \(size) were planned")
             }
             try output.publish(overwrite: options.overwrite)
         } catch {
@@ -142,9 +162,9 @@ public enum AudioExtractor {
                                isCancelled: @escaping () -> Bool = { false }) throws -> ExtractionResult {
         let extraction = try Extraction(source: source, options: options,
                                         name: source.name)
-        try extraction.write(from: source, to: &sink, bufferSize: options.bufferSize, progress: progress,
-                             isCancelled: isCancelled)
-        return extraction.result(outputPath: "", bytesWritten: extraction.outputSize)
+        let size = try extraction.write(from: source, to: &sink, bufferSize: options.bufferSize, progress: progress,
+                                        isCancelled: isCancelled)
+        return extraction.result(outputPath: "", bytesWritten: size)
     }
 
     /// The `async` form of ``extract(from:to:options:progress:isCancelled:)-(String,String,_,_,_)``: it honours the

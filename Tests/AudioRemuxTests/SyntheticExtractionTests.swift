@@ -178,15 +178,24 @@ final class SyntheticExtractionTests: XCTestCase {
         let movieBytes = synthetic.build()
         let movie = try Movie(reading: MemoryByteSource(movieBytes))
         let table = try SampleTable(boxes: movie.tracks[0].sampleTable(), fileLength: 7 << 30)
-        let plan = try OutputMovie(movie: movie, track: movie.tracks[0], table: table,
-                                   entries: [SyntheticMovie.aacEntry], entryIndex: [1: 1], codec: .aac,
-                                   mediaDuration: movie.tracks[0].mediaHeader.duration)
-        XCTAssertEqual(plan.payloadSize, 6 << 30)
-        XCTAssertEqual(plan.mediaDataHeader.count, 16)
-        let planned = try Movie(reading: MemoryByteSource(plan.fileType + plan.movieBox))
-        let boxes = try planned.tracks[0].sampleTable()
+        let planned = try ExtractedMovie(movie: movie, track: movie.tracks[0], table: table,
+                                         entries: [SyntheticMovie.aacEntry], entryIndex: [1: 1], codec: .aac,
+                                         mediaDuration: movie.tracks[0].mediaHeader.duration)
+        // What the writer writes before the first sample: ftyp, moov and the mdat header.
+        var head: [UInt8] = []
+        var payload: UInt64 = 0
+        try planned.writer.forEachOperation(.progressive) { operation, isSample in
+            switch operation {
+            case .write(let bytes) where !isSample: head += bytes
+            default: payload += operation.byteCount
+            }
+        }
+        XCTAssertEqual(payload, 6 << 30)
+        let output = try Movie(reading: MemoryByteSource(head))
+        let boxes = try output.tracks[0].sampleTable()
         XCTAssertNotNil(boxes.locations[.co64])
-        let dataStart = UInt64(plan.fileType.count + plan.movieBox.count + 16)
+        XCTAssertEqual(Array(head.suffix(16).prefix(8)), [0, 0, 0, 1] + Array("mdat".utf8), "a 64-bit mdat header")
+        let dataStart = UInt64(head.count)
         XCTAssertEqual(boxes.chunkOffsets.offsets, (0..<6).map { dataStart + UInt64($0) << 30 })
     }
 

@@ -162,9 +162,13 @@ public enum BackgroundMusic {
         let names = ["video"] + clips.indices.map { "clip \($0 + 1)" }
         let inputs = [video] + clips
         let plan = try MuxPlan(inputs: inputs, names: names, options: options)
-        var target = ByteSinkMovieSink(sink: sink, sources: inputs, bufferSize: options.bufferSize)
-        defer { sink = target.sink }
+        var target = CopyingMovieSink(sink: sink, sources: inputs, bufferSize: options.bufferSize)
+        defer {
+            sink = target.sink
+            target.deallocate()
+        }
         let size = try plan.write(into: &target, progress: progress, isCancelled: isCancelled)
+        try target.flush()
         return plan.result(outputPath: "", bytesWritten: size)
     }
 
@@ -421,53 +425,6 @@ struct MuxPlan {
                          videoDuration: videoSeconds, musicDuration: musicSeconds, exactSeams: exactSeams,
                          largestSeamError: Double(largest) / Double(timescale), dropped: dropped,
                          bytesWritten: bytesWritten)
-    }
-}
-
-/// A ``MovieSink`` that appends to a ``ByteSink``, reading copied ranges from `sources`
-/// through a buffer of at most `bufferSize` bytes.
-struct ByteSinkMovieSink<Sink: ByteSink, Source: ByteSource>: MovieSink {
-    var sink: Sink
-    let sources: [Source]
-    let bufferSize: Int
-    /// One buffer for every copy, grown to the largest copy up to `bufferSize`: a mux copies
-    /// one range per sample run, and a fresh megabyte for each was most of its time.
-    private var buffer: [UInt8] = []
-
-    init(sink: Sink, sources: [Source], bufferSize: Int) {
-        self.sink = sink
-        self.sources = sources
-        self.bufferSize = max(bufferSize, 64 << 10)
-    }
-
-    mutating func perform(_ operation: MuxOperation) throws {
-        switch operation {
-        case .write(let bytes):
-            try bytes.withUnsafeBytes { try sink.write($0) }
-        case let .copy(index, offset, count):
-            guard sources.indices.contains(index) else {
-                throw RemuxError(.invalidArgument, "copy from source \(index): only \(sources.count) sources given")
-            }
-            var position = offset
-            let (end, overflow) = offset.addingReportingOverflow(count)
-            guard !overflow else { throw RemuxError(.invalidInput, "a copy of \(count) bytes at \(offset) overflows") }
-            // `count` may exceed Int on a 32-bit platform: the comparison stays in UInt64.
-            let wanted = count < UInt64(bufferSize) ? Int(count) : bufferSize
-            // Taken out of `self` while the sink writes from it (exclusive access), then put back.
-            var scratch = buffer.count < wanted ? [UInt8](repeating: 0, count: wanted) : buffer
-            buffer = []
-            defer { buffer = scratch }
-            let source = sources[index]
-            try scratch.withUnsafeMutableBytes { buffer in
-                while position < end {
-                    let length = Int(min(UInt64(buffer.count), end - position))
-                    let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length])
-                    try source.read(into: slice, at: position)
-                    try sink.write(UnsafeRawBufferPointer(slice))
-                    position += UInt64(length)
-                }
-            }
-        }
     }
 }
 

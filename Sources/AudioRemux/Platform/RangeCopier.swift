@@ -7,7 +7,7 @@ import Darwin
 #endif
 import ISOBMFF
 
-/// The one copy loop from an input to an output, shared by extraction (``SampleCopier``)
+/// The one copy loop from an input to an output, behind every ``CopyingMovieSink``
 /// and the writer's file sink (``MovieFileSink``).
 ///
 /// Small ranges (an interleaved file has one per audio chunk, a few hundred bytes each) and

@@ -1,0 +1,262 @@
+import ISOBMFF
+
+/// A text chapter track as the output carries it: its description, its edit list (in the
+/// input's movie timescale) and its samples with their durations.
+struct ChapterTrack {
+    var description: TrackDescription
+    var edits: EditListBox?
+    var samples: [[UInt8]]
+    var durations: [UInt32]
+}
+
+/// What an extraction carries beyond the audio: metadata and a chapter track.
+struct OutputExtras {
+    /// `moov/udta` (iTunes items, QuickTime items, Nero chapters), header included.
+    var userData: [UInt8]?
+    /// `moov/meta` (keys-based metadata), header included.
+    var metadata: [UInt8]?
+    /// The audio track's `trak/udta` and `mdia/elng`.
+    var trackUserData: [UInt8]?
+    var extendedLanguage: [UInt8]?
+    /// A QuickTime chapter track (text), referenced from the audio by `tref/chap`, rebuilt
+    /// from its chapters, its samples held in memory (bounded by
+    /// ``Limits/maximumChapterCount`` and ``Limits/maximumChapterSampleSize``).
+    var chapterTrack: ChapterTrack?
+    /// What was dropped or repaired on the way (a box nested too deep, a chapter reference
+    /// to a video track), one message each, for the user.
+    var warnings: [String] = []
+}
+
+extension OutputExtras {
+    /// The metadata and chapters to carry over, checked so that the output stays readable
+    /// (``CopiedBoxSanitizer``): `moov/udta` (with an `iTunSMPB` item added when the edit
+    /// list shows priming and the input has none), keys-based `moov/meta`, the track's
+    /// `udta` and `mdia/elng`, and the text chapter track the audio refers to, rebuilt.
+    static func build(for track: Track, in movie: Movie, source: some ByteSource, table: SampleTable,
+                      codec: AudioCodec) -> OutputExtras {
+        var extras = OutputExtras()
+        func checked(_ box: [UInt8]?, depth: Int, parent: String) -> [UInt8]? {
+            guard let box else { return nil }
+            let result = CopiedBoxSanitizer.sanitize(box, depth: depth, parentPath: parent)
+            extras.warnings += result.warnings
+            return result.bytes
+        }
+        // Depths count moov as 1 (see Limits.maximumCopiedDepth).
+        extras.userData = checked(movie.userData, depth: 2, parent: "moov")
+        extras.metadata = checked(movie.metadata, depth: 2, parent: "moov")
+        extras.trackUserData = checked(track.userData, depth: 3, parent: track.path)
+        extras.extendedLanguage = checked(track.extendedLanguage, depth: 4, parent: track.path + "/mdia")
+        let hasGaplessItem = extras.userData.map { Metadata.freeformNames(in: $0).contains("iTunSMPB") } ?? false
+        if !hasGaplessItem,
+           let gapless = Extraction.gaplessNumbers(track: track, movie: movie, table: table, codec: codec)
+        {
+            extras.userData = Metadata.userData(extras.userData, adding: Metadata.gaplessItem(
+                priming: gapless.priming, padding: gapless.padding, sampleCount: gapless.sampleCount))
+        }
+        extras.addChapterTrack(for: track, in: movie, source: source)
+        return extras
+    }
+
+    /// The first text track that `track`'s `tref/chap` names, rebuilt from its samples as
+    /// track 2 (one sample description, no sample groups). References to anything but a
+    /// text track (a video track, the audio itself) are not followed, with a warning.
+    mutating func addChapterTrack(for track: Track, in movie: Movie, source: some ByteSource) {
+        for id in track.references["chap"] ?? [] {
+            guard id != track.trackID, let chapters = movie.tracks.first(where: { $0.trackID == id }) else { continue }
+            guard Chapters.isTextTrack(chapters) else {
+                warnings.append("\(track.path)/tref/chap names track \(id) (\(chapters.handlerType)), which is not a "
+                                + "text chapter track: it was not copied")
+                continue
+            }
+            let read: Chapters.TrackSamples?
+            do {
+                read = try Chapters.samples(of: chapters, movie: movie, source: source)
+            } catch {
+                warnings.append("the chapter track was not copied: \(error)")
+                return
+            }
+            guard let read else { return }
+            var description = TrackDescription(copying: chapters)
+            description.flags = chapters.header.flags
+            description.creationTime = chapters.header.creationTime
+            description.modificationTime = chapters.header.modificationTime
+            description.mediaCreationTime = chapters.mediaHeader.creationTime
+            description.mediaModificationTime = chapters.mediaHeader.modificationTime
+            description.mediaDuration = max(chapters.mediaHeader.duration, read.table.totalDuration)
+            description.userData = nil
+            description.extendedLanguage = nil
+            // One sample description, sanitized; no sample groups.
+            var entry = read.table.boxes.sampleDescriptions.entries[0]  // A checked table has one.
+            if let fields = entry.textFieldsSize {
+                let result = CopiedBoxSanitizer.sanitizeEntry(entry.bytes, fieldsSize: fields,
+                                                              depth: Limits.sampleEntryDepth,
+                                                              path: chapters.path + "/mdia/minf/stbl/stsd")
+                warnings += result.warnings
+                entry.bytes = result.bytes ?? entry.bytes
+            }
+            description.sampleEntries = [entry.bytes]
+            let header = CopiedBoxSanitizer.sanitize(description.mediaInformationHeader, depth: 5,
+                                                     parentPath: chapters.path + "/mdia/minf")
+            warnings += header.warnings
+            description.mediaInformationHeader = header.bytes ?? NullMediaHeader.bytes
+            chapterTrack = ChapterTrack(description: description, edits: chapters.editList, samples: read.samples,
+                                        durations: read.durations)
+            return
+        }
+    }
+}
+
+/// The output of an extraction, planned as a ``MovieWriter`` holds it: `ftyp`, a `moov`
+/// with the audio track (ID 1) and the chapter track (ID 2) when there is one, then the
+/// samples. The writer builds every table and lays the file out (`moov` first, `stco` or
+/// `co64` as the offsets need); this says what goes in.
+struct ExtractedMovie {
+    var writer: MovieWriter
+    /// The output's presented duration in seconds (its edit list's).
+    var presentedSeconds: Double
+    /// What was dropped or repaired to keep the output readable: the extras' warnings and
+    /// the sample entries' (``AudioSampleEntry/sanitized(_:quickTimeLayout:path:)``).
+    var warnings: [String]
+
+    /// The brands for an output holding `codec`: `M4A ` for the codecs Apple's M4A
+    /// carries (AAC, ALAC, AC-3, E-AC-3); plain ISO brands for the others, with `Opus` for
+    /// Opus as its ISOBMFF mapping asks.
+    static func fileType(for codec: AudioCodec.Kind) -> FileTypeBox {
+        switch codec {
+        case .aac, .alac, .ac3, .eac3:
+            FileTypeBox(majorBrand: .m4a, minorVersion: 0x200, compatibleBrands: [.m4a, .mp42, .isom])
+        case .opus:
+            FileTypeBox(majorBrand: .isom, minorVersion: 0x200, compatibleBrands: [.isom, "iso2", .mp42, "Opus"])
+        case .mp3, .mp2, .flac:
+            FileTypeBox(majorBrand: .isom, minorVersion: 0x200, compatibleBrands: [.isom, "iso2", .mp42])
+        }
+    }
+
+    /// - Parameters:
+    ///   - samples: the samples to copy (all of `track`'s, or the salvaged ones), read from
+    ///     source 0 of the sink.
+    ///   - entries: the output's sample entries; `entryIndex` maps an input `stsd` index
+    ///     (1-based) to its 1-based index among them.
+    ///   - codec: decides the brands, and for AAC the roll-recovery group (-1) written when
+    ///     the input has none, as FFmpeg does.
+    ///   - mediaDuration: the `mdhd` duration to write. When it differs from the input's
+    ///     (fragmented or salvaged input), edits of duration 0 or running past the media
+    ///     are fitted to it.
+    ///   - movieTimescale: the timescale `track`'s edit list counts in, when not the input
+    ///     movie's (an edit made from `iTunSMPB` counts samples).
+    init(movie: Movie, track: Track, table: SampleTable, entries: [[UInt8]], entryIndex: [UInt32: UInt32],
+         codec: AudioCodec.Kind, mediaDuration: UInt64, movieTimescale outputTimescale: UInt32? = nil,
+         extras: OutputExtras = OutputExtras()) throws {
+        var warnings = extras.warnings
+        let entries = entries.map { entry in
+            let result = AudioSampleEntry.sanitized(entry, quickTimeLayout: false,
+                                                    path: track.path + "/mdia/minf/stbl/stsd")
+            warnings += result.warnings
+            return result.bytes ?? entry
+        }
+        self.warnings = warnings
+        let media = track.mediaHeader
+        // With an edit list, the input's movie timescale is kept, so the edits stay exact.
+        // Without one, the output gets the edit list FFmpeg writes: all of the media from
+        // time 0, in milliseconds, rounded up.
+        let inputEdits = track.editList.flatMap { $0.entries.isEmpty ? nil : $0 }
+        let movieTimescale = inputEdits != nil ? outputTimescale ?? movie.header.timescale : 1000
+        guard movieTimescale > 0, media.timescale > 0 else {
+            throw RemuxError(.invalidInput, "\(track.path): the movie or media timescale is 0")
+        }
+        var editList = inputEdits ?? EditListBox(entries: [
+            .init(segmentDuration: rescaleRoundingUp(mediaDuration, from: media.timescale, to: movieTimescale) ?? 0,
+                  mediaTime: 0),
+        ])
+        if mediaDuration != media.duration, inputEdits != nil {
+            for i in editList.entries.indices where !editList.entries[i].isEmpty {
+                let start = UInt64(clamping: editList.entries[i].mediaTime)
+                let available = rescale(mediaDuration > start ? mediaDuration - start : 0, from: media.timescale,
+                                        to: movieTimescale) ?? UInt64.max
+                if editList.entries[i].segmentDuration == 0 || editList.entries[i].segmentDuration > available {
+                    editList.entries[i].segmentDuration = available
+                }
+            }
+        }
+        let trackDuration = editList.entries.lazy.map(\.segmentDuration).saturatingSum
+        if trackDuration == UInt64.max {
+            throw RemuxError(.invalidInput, "\(track.path): the track's duration does not fit in 64 bits")
+        }
+        presentedSeconds = Double(trackDuration) / Double(movieTimescale)
+
+        writer = MovieWriter(movieTimescale: movieTimescale)
+        writer.fileType = Self.fileType(for: codec)
+        writer.creationTime = movie.header.creationTime
+        writer.modificationTime = movie.header.modificationTime
+        writer.userData = extras.userData
+        writer.metadata = extras.metadata
+        // One chunk holds at most a MiB, whatever its duration: the output is read in order.
+        writer.chunkSeconds = .infinity
+
+        var audio = TrackDescription(handler: HandlerBox(handlerType: .soun, name: "SoundHandler"),
+                                     timescale: media.timescale, language: media.language, sampleEntries: entries,
+                                     mediaInformationHeader: SoundMediaHeaderBox(
+                                         balance: track.soundMediaHeader?.balance ?? 0).serialized)
+        audio.userData = extras.trackUserData
+        audio.extendedLanguage = extras.extendedLanguage
+        audio.flags = track.header.flags | TrackHeaderBox.enabledFlag | TrackHeaderBox.inMovieFlag
+        audio.matrix = track.header.matrix == MovieHeaderBox.identityMatrix ? nil : track.header.matrix
+        audio.alternateGroup = track.header.alternateGroup
+        audio.volume = track.header.volume
+        audio.creationTime = track.header.creationTime
+        audio.modificationTime = track.header.modificationTime
+        audio.mediaCreationTime = media.creationTime
+        audio.mediaModificationTime = media.modificationTime
+        audio.mediaDuration = mediaDuration
+        if extras.chapterTrack != nil { audio.references["chap"] = [2] }
+
+        var groupDescriptions = table.boxes.sampleGroupDescriptions
+        var sampleToGroups = table.boxes.sampleToGroups
+        if codec == .aac && !groupDescriptions.contains(where: { $0.groupingType == .roll }) {
+            groupDescriptions.append(.aacRoll)
+            sampleToGroups.append(SampleToGroupBox(groupingType: .roll, entries: [
+                .init(sampleCount: UInt32(table.sampleCount), groupDescriptionIndex: 1),
+            ]))
+        }
+        try parse {
+            let id = try writer.addTrack(audio)
+            try writer.append(contentsOf: table, from: 0, to: id) { entryIndex[$0] ?? 1 }
+            try writer.setEdits(editList.entries, for: id)
+            try writer.setSampleGroups(groupDescriptions, assignments: sampleToGroups, for: id)
+            if let chapters = extras.chapterTrack {
+                let chapterID = try writer.addTrack(chapters.description)
+                for (sample, duration) in zip(chapters.samples, chapters.durations) {
+                    try writer.append(sample, duration: duration, to: chapterID)
+                }
+                let edits = chapters.edits.flatMap { Self.rescaled($0, from: movie.header.timescale, to: movieTimescale) }
+                try writer.setEdits(edits, for: chapterID)
+            }
+        }
+    }
+
+    /// `edits` in another movie timescale, or nil (the track presented whole) when their
+    /// durations do not fit 64 bits, in all or once rescaled, or sum to nothing.
+    static func rescaled(_ edits: EditListBox, from old: UInt32, to new: UInt32) -> [EditListBox.Entry]? {
+        var entries = edits.entries
+        var total: UInt64 = 0
+        for i in entries.indices {
+            guard let duration = rescale(entries[i].segmentDuration, from: old, to: new) else { return nil }
+            let (sum, overflow) = total.addingReportingOverflow(duration)
+            guard !overflow else { return nil }
+            entries[i].segmentDuration = duration
+            total = sum
+        }
+        return total > 0 ? entries : nil
+    }
+}
+
+extension Sequence<UInt64> {
+    /// The sum, or `UInt64.max` when it does not fit: for durations that a file only claims,
+    /// where wrapping would turn days into seconds.
+    var saturatingSum: UInt64 {
+        reduce(0) { total, value in
+            let (sum, overflow) = total.addingReportingOverflow(value)
+            return overflow ? .max : sum
+        }
+    }
+}
