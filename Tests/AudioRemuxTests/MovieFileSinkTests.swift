@@ -1,3 +1,4 @@
+import Foundation
 import AudioRemux
 import ISOBMFF
 import TestSupport
@@ -48,6 +49,54 @@ final class MovieFileSinkTests: XCTestCase {
             XCTAssertEqual(reports.last?.sampleBytesDone, reports.last?.sampleBytesTotal)
         }
         XCTAssertEqual(directory.contents, ["out.mp4", "source.bin"], "no temporary file left")
+    }
+
+    /// Samples appended as bytes can be spilled to a temporary file as they come: the writer
+    /// then holds none of their bytes (every sample operation is a copy), the file written
+    /// is byte for byte the one written from memory, and the temporary file has no name
+    /// anywhere (it is unlinked when made).
+    func testSpilledSamplesWriteTheSameFileAndHoldNoBytes() throws {
+        let spillDirectory = directory.file("spill")
+        XCTAssertEqual(mkdir(spillDirectory, 0o700), 0)
+        let spill = try SpillFile(directory: spillDirectory)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: spillDirectory), [], "unlinked at once")
+        let sourcePath = directory.write("source.bin", (0..<4000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        var inMemory = MovieWriter()
+        var spilled = MovieWriter()
+        let entry = TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44_100, channelCount: 2))
+        for writer in [0, 1] {
+            _ = writer == 0 ? try inMemory.addTrack(entry) : try spilled.addTrack(entry)
+            _ = writer == 0 ? try inMemory.addTrack(entry) : try spilled.addTrack(entry)
+        }
+        var store = spill
+        for index in 0..<300 {
+            let frame = (0..<(50 + index % 13)).map { UInt8(truncatingIfNeeded: $0 + index) }
+            let track = UInt32(1 + index % 2)
+            try inMemory.append(frame, duration: 1024, to: track)
+            try spilled.append(frame, duration: 1024, to: track, spillingTo: &store, asSource: 1)
+            if index % 3 == 0 {  // Samples from a source in between, as a mux has.
+                let sample = Sample(offset: UInt64(index * 10), size: 10, decodeTime: 0, duration: 1024)
+                try inMemory.append(sample, from: 0, to: track)
+                try spilled.append(sample, from: 0, to: track)
+            }
+        }
+        XCTAssertGreaterThan(spill.length, 15_000)
+        var sampleWrites = 0
+        try spilled.forEachOperation(.progressive) { operation, isSample in
+            if case .write = operation, isSample { sampleWrites += 1 }
+        }
+        XCTAssertEqual(sampleWrites, 0, "every sample is copied from a source: none is held by the writer")
+        for layout in [MovieWriter.Layout.progressive, .fragmented(seconds: 0.5)] {
+            var memory = MemoryMovieSink(sources: [MemoryByteSource(readFile(sourcePath))])
+            try inMemory.finish(layout, into: &memory)
+            let output = directory.file("spilled.mp4")
+            let sink = try MovieFileSink(destination: output, overwrite: true,
+                                         sources: [InputFile(path: sourcePath), spill])
+            var target = sink
+            try spilled.finish(layout, into: &target)
+            try sink.publish()
+            XCTAssertTrue(readFile(output) == memory.bytes, "\(layout): the spilled file differs")
+        }
     }
 
     func testCopyPastTheSourceEndIsAnError() throws {

@@ -15,10 +15,11 @@ import ISOBMFF
 /// try sink.publish()
 /// ```
 public final class MovieFileSink: MovieSink {
-    private var target: CopyingMovieSink<OutputFile, InputFile>
+    private var target: CopyingMovieSink<OutputFile, SomeSource>
     private let overwrite: Bool
-    /// The inputs that `MuxOperation.copy(source:offset:count:)` numbers refer to.
-    public var sources: [InputFile] { target.sources }
+    /// The inputs that `MuxOperation.copy(source:offset:count:)` numbers refer to: input
+    /// files, a ``SpillFile``, any `ByteSource`.
+    public var sources: [any ByteSource] { target.sources.map(\.base) }
     /// Polled between the pieces of a copy (a large copy runs in pieces of the buffer's
     /// size); when it returns true the copy stops with ``RemuxError/Code/cancelled``.
     public var isCancelled: () -> Bool {
@@ -29,9 +30,9 @@ public final class MovieFileSink: MovieSink {
     /// Creates the output beside `destination` under a temporary name (see
     /// ``publish()``). Throws ``RemuxError/Code/destinationExists`` when `destination`
     /// exists and `overwrite` is false.
-    public init(destination: String, overwrite: Bool, sources: [InputFile], bufferSize: Int = 1 << 20) throws {
+    public init(destination: String, overwrite: Bool, sources: [any ByteSource], bufferSize: Int = 1 << 20) throws {
         target = CopyingMovieSink(sink: try OutputFile(destination: destination, overwrite: overwrite),
-                                  sources: sources, bufferSize: bufferSize)
+                                  sources: sources.map(SomeSource.init), bufferSize: bufferSize)
         self.overwrite = overwrite
     }
 
@@ -52,3 +53,20 @@ public final class MovieFileSink: MovieSink {
     }
 }
 
+/// Any source, as one type for `CopyingMovieSink`'s list (an existential is not itself a
+/// ``ByteSource``).
+struct SomeSource: ByteSource {
+    let base: any ByteSource
+
+    var length: UInt64 { base.length }
+    var name: String { base.name }
+    var fileDescriptor: Int32? { base.fileDescriptor }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws {
+        try base.read(into: buffer, at: offset)
+    }
+
+    func willNeed(_ range: Range<UInt64>) {
+        base.willNeed(range)
+    }
+}

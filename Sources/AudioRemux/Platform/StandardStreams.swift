@@ -55,9 +55,7 @@ public final class SpooledFile {
     /// Throws ``RemuxError/Code/ioError`` when reading or writing fails; the partial copy
     /// is removed.
     public init(copying descriptor: Int32, name: String = "standard input") throws {
-        var directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        if directory.isEmpty { directory = "/tmp" }
-        while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
+        let directory = temporaryDirectory()
         // Named here rather than by mkstemp so that it is registered before it exists: a
         // signal arriving right after open(2) still finds it.
         let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)

@@ -21,6 +21,15 @@ func retryingOnInterrupt<T: BinaryInteger>(_ body: () -> T) -> T {
     }
 }
 
+/// Where temporary files go: `$TMPDIR`, or `/tmp` when it is unset or empty, without a
+/// trailing slash.
+func temporaryDirectory() -> String {
+    var directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    if directory.isEmpty { directory = "/tmp" }
+    while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
+    return directory
+}
+
 /// The directory part of a path ("." when it has none).
 func directoryName(of path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }

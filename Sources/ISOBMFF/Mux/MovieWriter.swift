@@ -6,7 +6,7 @@
 /// — then ``finish(_:into:progress:isCancelled:)``. The writer only plans: it hands the
 /// sink a stream of ``MuxOperation``s ("write these bytes", "copy N bytes of source k at
 /// offset o"), so it does no I/O and holds only the compressed tables (plus bytes appended
-/// in memory).
+/// in memory, unless they are spilled to a store of the caller's).
 ///
 /// Two layouts (ISO/IEC 14496-12 § 8.1, § 8.8):
 /// - ``Layout/progressive``: `ftyp`, `moov`, then one `mdat` (fast start). Chunks of the
@@ -59,6 +59,8 @@ public struct MovieWriter: Sendable {
     private(set) var tracks: [WrittenTrack] = []
     /// Sample bytes appended in memory, referred to by ``SampleTableWriter/Location/memory``.
     private var memory: [UInt8] = []
+    /// Per source number a spill was given as, the bytes spilled to it so far.
+    private var spilled: [Int: UInt64] = [:]
     /// Whether ``writeFragment(into:)`` has written the init segment.
     private var isStreaming = false
     /// Fragments written by ``writeFragment(into:)`` so far.
@@ -162,7 +164,37 @@ public struct MovieWriter: Sendable {
         try tracks[index].table.append(contentsOf: table, source: source, descriptionIndex: descriptionIndex)
     }
 
-    /// Appends a sample given as bytes, which the writer keeps until the file is written.
+    /// Appends a sample given as bytes, written at once to `spill` rather than kept: the
+    /// writer's memory stays that of the tables however many bytes are appended (a
+    /// progressive file's `moov` comes first, so the bytes must wait somewhere).
+    ///
+    /// `spill` is the caller's store (a temporary file: AudioRemux's `SpillFile`), which
+    /// the sink must resolve as source number `source`: the writer copies the bytes back
+    /// from there, at the offsets where it appended them (counted from 0 per source number,
+    /// so one store serves any number of tracks).
+    public mutating func append(_ bytes: [UInt8], duration: UInt32, compositionOffset: Int64 = 0, isSync: Bool = true,
+                                descriptionIndex: UInt32 = 1, to track: UInt32, spillingTo spill: inout some ByteSink,
+                                asSource source: Int) throws {
+        let index = try checkedIndex(track)
+        try checkDescription(descriptionIndex, index)
+        guard source >= 0 else {
+            throw ISOBMFFError(.invalidValue, "source numbers start at 0", path: "", offset: nil)
+        }
+        guard let size = UInt32(exactly: bytes.count) else {
+            throw ISOBMFFError(.limitExceeded, "a sample of \(bytes.count) bytes exceeds 2^32 - 1", path: "",
+                               offset: nil)
+        }
+        let offset = spilled[source] ?? 0
+        try tracks[index].table.append(size: size, duration: duration, compositionOffset: compositionOffset,
+                                       isSync: isSync, descriptionIndex: descriptionIndex, source: source,
+                                       offset: offset)
+        try spill.write(bytes)
+        spilled[source] = offset + UInt64(size)  // The table refused a sum past 2^64 just above.
+    }
+
+    /// Appends a sample given as bytes, which the writer keeps until the file is written
+    /// (or, with a live stream, until ``writeFragment(into:)``); to keep them out of memory,
+    /// spill them (``append(_:duration:compositionOffset:isSync:descriptionIndex:to:spillingTo:asSource:)``).
     public mutating func append(_ bytes: [UInt8], duration: UInt32, compositionOffset: Int64 = 0, isSync: Bool = true,
                                 descriptionIndex: UInt32 = 1, to track: UInt32) throws {
         let index = try checkedIndex(track)

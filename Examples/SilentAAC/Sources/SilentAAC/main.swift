@@ -1,5 +1,6 @@
 // Writes an MP4 holding a silent AAC-LC track (stereo, 44.1 kHz) made up from one fixed
-// frame: a track built from a codec configuration, samples appended from memory. No
+// frame: a track built from a codec configuration, samples made in memory and spilled to a
+// temporary file as they come (the writer keeps only the tables). No
 // Foundation.
 //
 //   SilentAAC [--overwrite] [--fragment SECONDS] OUTPUT [DURATION-SECONDS]
@@ -64,10 +65,14 @@ do {
     let track = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: audioSpecificConfig,
                                                           sampleRate: 44_100, channelCount: 2), language: "eng"))
     let frames = Int((seconds * 44_100 / 1024).rounded(.up))
+    // The frames go to a temporary file as they are made (source 0 of the sink), so that a
+    // day of audio costs the writer its tables only, not the frames' bytes.
+    let spill = try SpillFile()
+    var store = spill
     for _ in 0..<frames {
-        try writer.append(silentFrame, duration: 1024, to: track)
+        try writer.append(silentFrame, duration: 1024, to: track, spillingTo: &store, asSource: 0)
     }
-    let sink = try MovieFileSink(destination: positional[0], overwrite: overwrite, sources: [])
+    let sink = try MovieFileSink(destination: positional[0], overwrite: overwrite, sources: [spill])
     var target = sink
     try writer.finish(fragmentSeconds.map { .fragmented(seconds: $0) } ?? .progressive, into: &target)
     try sink.publish()
