@@ -113,6 +113,34 @@ final class RemuxCLITests: XCTestCase {
         XCTAssertEqual(Array(source[13..<53]), cut)  // 0.52 s is frame 13.
     }
 
+    /// An audio cut's pre-roll: the packets after the first copied one, up to the one that
+    /// presents --from, are not sync samples, so that a player starting at the sync sample at
+    /// or before the edit's start (GStreamer's qtdemux) decodes the pre-roll instead of
+    /// starting cold at --from; every other packet stays a sync sample (seeking elsewhere is
+    /// unchanged). FFmpeg flags every AAC packet key whatever `stss` says (the codec is
+    /// intra-only to it), so this reads the table back; what players make of it is checked
+    /// by Scripts/cut-conformance.py (GStreamer's decoder alone exact from the first sample;
+    /// without this, Opus started cold). AAC-LC: one packet of pre-roll, so the second
+    /// packet, presenting 1.03 s, is the only one not a sync sample; extraction's cut too.
+    func testAudioPreRollFollowersAreNotSyncSamples() throws {
+        let input = fixture("aac-h264-faststart.mp4")
+        for (command, output) in [(["remux"], directory.file("cut.mp4")), ([], directory.file("cut.m4a"))] {
+            let run = try runCLI(command + [input, output, "--from", "1.03", "--to", "2"])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            let movie = try Movie(reading: MemoryByteSource(readFile(output)))
+            let audio = try XCTUnwrap(movie.tracks.first(where: \.isAudio))
+            let boxes = try audio.sampleTable()
+            let count = Int(boxes.sampleSizes.sampleCount)
+            XCTAssertGreaterThan(count, 40, output)
+            XCTAssertEqual(boxes.syncSamples?.sampleNumbers, [1] + Array(3...UInt32(count)), output)
+            let plain = directory.file("plain" + (command.isEmpty ? ".m4a" : ".mp4"))
+            XCTAssertEqual(try runCLI(command + [input, plain, "--overwrite"]).status, 0)
+            let whole = try Movie(reading: MemoryByteSource(readFile(plain)))
+            XCTAssertNil(try whole.tracks.first(where: \.isAudio)?.sampleTable().syncSamples,
+                         "a file not cut keeps its audio all sync samples: no stss")
+        }
+    }
+
     /// A B-frame video cut between keyframes starts at the frame presented at --from.
     func testBFrameCutStartsAtTheFrameAtFrom() throws {
         let input = fixture("video-bframes.mp4")

@@ -220,6 +220,9 @@ public enum Remux {
             var edits: [EditListBox.Entry]?
             var seconds = presentation.seconds
             var presentedTicks: UInt64?
+            // An audio cut's pre-roll: the copied samples after the first, up to the one that
+            // presents `from`, written as non-sync samples (see below).
+            var preRollFollowers = 0..<0
             if let cut = options.range {
                 let preRoll = PreRoll(track: track, sampleGroups: boxes?.sampleGroupDescriptions ?? [],
                                       hasSyncTable: track.kind != .audio && boxes?.syncSamples != nil)
@@ -242,6 +245,9 @@ public enum Remux {
                                  + "the copy starts at its first frame, which players may not show cleanly")
                 }
                 range = plan.samples
+                if track.kind == .audio, plan.firstPresented > range.lowerBound {
+                    preRollFollowers = (range.lowerBound + 1)..<(plan.firstPresented + 1)
+                }
                 edits = plan.edits
                 seconds = Double(plan.presentedTicks) / Double(track.timescale)
                 presentedTicks = plan.presentedTicks
@@ -271,7 +277,13 @@ public enum Remux {
             var iterator = samples.makeIterator(from: range.lowerBound)
             var copied = 0
             var ticks: UInt64 = 0
-            while copied < range.count, let sample = iterator.next() {
+            while copied < range.count, var sample = iterator.next() {
+                // A player that starts at the sync sample at or before the edit's start
+                // (GStreamer's qtdemux) decodes the pre-roll only when the samples after it
+                // are not sync samples: with every audio packet a sync sample it started at
+                // the packet presenting `from` and decoded its first frames cold. Every
+                // other sample keeps its flag, so seeking elsewhere is unchanged.
+                if preRollFollowers.contains(range.lowerBound + copied) { sample.isSync = false }
                 try writer.append(sample, from: 0, to: id)
                 copied += 1
                 ticks &+= UInt64(sample.duration)  // A checked table's total fits in 64 bits.
