@@ -13,6 +13,11 @@ the same decoder (never against our own parser):
     one frame);
   - GStreamer 1.22 ends a stream early by its first edit's media_time (fixed upstream):
     exactly that shortfall is allowed at the end of GStreamer checks, nothing else;
+  - GStreamer's audio twice: with qtdemux and the decoder alone (avdec_aac, avdec_opus,
+    avdec_ac3), the samples are the source's from the first; with decodebin, as players
+    build it, 1.22's audio parser drops a pre-roll frame lying wholly before the edit's
+    start (it says so in its log, which is read), and then, exactly, the rest of the packet
+    presenting --from is not checked;
   - --fragment output: ffprobe and GStreamer read it, every fragment starts with a video
     sync sample, its packets equal the progressive cut's;
   - the same for `extract-audio IN OUT.m4a --from --to` (the audio cut of extraction);
@@ -44,15 +49,15 @@ import mp4box  # noqa: E402
 # Cut times sit on frame boundaries (multiples of 1/fps) and never on a keyframe (every 2 s).
 INPUTS = [
     ("h264-aac", ["-c:v", "libx264", "-bf", "2", "-x264-params", "keyint=50:min-keyint=50:scenecut=0"], 25,
-     ["-c:a", "aac", "-b:a", "64k"], 48000, 1024,
+     ["-c:a", "aac", "-b:a", "64k"], 48000, 1024, "avdec_aac",
      [("2.52", "7.28"), ("0:03.4", "0:05.8"), ("5.2", None), ("0.6", "1.4")]),
     ("hevc-opus", ["-c:v", "libx265", "-tag:v", "hvc1", "-x265-params",
                    "keyint=50:min-keyint=50:scenecut=0:bframes=3:log-level=error"], 25,
-     ["-c:a", "libopus", "-b:a", "64k"], 48000, 960,
+     ["-c:a", "libopus", "-b:a", "64k"], 48000, 960, "avdec_opus",
      [("2.6", "7.2"), ("3.4", "8.6")]),
     ("hevc-ac3", ["-c:v", "libx265", "-tag:v", "hvc1", "-x265-params",
                   "keyint=60:min-keyint=60:scenecut=0:bframes=2:log-level=error"], 30,
-     ["-c:a", "ac3", "-b:a", "96k"], 48000, 1536,
+     ["-c:a", "ac3", "-b:a", "96k"], 48000, 1536, "avdec_ac3",
      [("2.6", "7.2"), ("4.4", None)]),
 ]
 
@@ -108,8 +113,17 @@ def ffmpeg_audio(path):
     return samples
 
 
-def gst_decode(path, work, has_audio=True, has_video=True):
-    """(frame MD5s, audio samples) as GStreamer 1.22 decodes `path`."""
+# GStreamer's audio parsers (baseparse subclasses decodebin puts before the decoder).
+AUDIO_PARSERS = ("<aacparse", "<opusparse", "<ac3parse", "<mpegaudioparse", "<flacparse")
+
+
+def gst_decode(path, work, has_audio=True, has_video=True, audio_decoder="decodebin"):
+    """(frame MD5s, audio samples, audio frames the parser dropped) as GStreamer 1.22 decodes
+    `path`: with decodebin, as players do, or with `audio_decoder` alone after qtdemux.
+
+    The count is of the frames an audio parser dropped as lying wholly before the segment
+    (baseparse's "Dropped frame, before segment"): a cut's pre-roll, which the decoder then
+    never sees."""
     frames_dir = os.path.join(work, "frames")
     os.makedirs(frames_dir, exist_ok=True)
     for old in glob.glob(os.path.join(frames_dir, "*")):
@@ -121,17 +135,39 @@ def gst_decode(path, work, has_audio=True, has_video=True):
                      "video/x-raw,format=I420", "!", "multifilesink", "sync=false",
                      "location=" + os.path.join(frames_dir, "%06d.raw")]
     if has_audio:
-        pipeline += ["d.audio_0", "!", *QUEUE, "!", "decodebin", "!", "audioconvert", "!",
+        pipeline += ["d.audio_0", "!", *QUEUE, "!", audio_decoder, "!", "audioconvert", "!",
                      "audio/x-raw,format=S16LE,channels=1", "!", "filesink", "sync=false", "location=" + pcm]
-    out = run(*pipeline, timeout=120)
+    env = dict(os.environ, GST_DEBUG="baseparse:6", GST_DEBUG_NO_COLOR="1")
+    out = run(*pipeline, timeout=120, env=env)
     if out.returncode != 0:
-        raise RuntimeError("gst-launch: " + out.stderr.decode()[-300:])
+        raise RuntimeError("gst-launch: " + out.stderr.decode(errors="replace")[-300:])
+    dropped = sum(1 for line in out.stderr.decode(errors="replace").splitlines()
+                  if "Dropped frame, before segment" in line and any(p in line for p in AUDIO_PARSERS))
     frames = [hashlib.md5(open(f, "rb").read()).hexdigest() for f in sorted(glob.glob(frames_dir + "/*.raw"))]
     samples = array.array("h")
     if has_audio and os.path.exists(pcm):
         data = open(pcm, "rb").read()
         samples.frombytes(data[:len(data) // 2 * 2])
-    return frames, samples
+    return frames, samples, dropped
+
+
+def gst_audio_checks(label, path, tmp, has_video, decoder, source, rate, frame, start, expected, allowed_short):
+    # has_video: decode the video beside the audio, as a player's pipeline does.
+    """GStreamer's audio of a cut, two ways. qtdemux and the decoder alone: the samples must
+    be the source's from the first one. decodebin, as players build it: GStreamer 1.22's
+    audio parser (baseparse) drops the pre-roll frames lying wholly before the edit's start,
+    so the decoder meets the packet presenting --from cold, and exactly that packet's output
+    is wrong; the check allows exactly that (the rest of that packet, from --from) and only
+    when the parser says it dropped frames, and checks the alignment and the samples after it."""
+    _, samples, _ = gst_decode(path, os.path.join(tmp, "gstdirect"), has_video=False, audio_decoder=decoder)
+    check_audio(label, f"GStreamer ({decoder})", source, samples, rate, frame, start, expected, allowed_short)
+    _, samples, dropped = gst_decode(path, os.path.join(tmp, "gstaudio"), has_video=has_video)
+    skip = 0
+    if dropped:
+        media_time = round(first_edit_media_time(path, b"soun") * rate)
+        skip = (frame - media_time % frame) % frame or frame
+    check_audio(label, "GStreamer", source, samples, rate, frame, start, expected, allowed_short, skip=skip,
+                why="" if not skip else f"; its parser dropped {dropped} pre-roll frame(s)")
 
 
 def first_edit_media_time(path, kind):
@@ -193,12 +229,12 @@ def check_video(label, decoder, source_frames, frames, k, expected, allowed_shor
     check(same, f"{label}: {decoder} frames are the source's, in order")
 
 
-def check_audio(label, decoder, source, samples, rate, frame, start, expected, allowed_short, skip=0):
+def check_audio(label, decoder, source, samples, rate, frame, start, expected, allowed_short, skip=0, why=""):
     if not check(len(samples) > 0, f"{label}: {decoder} decodes audio"):
         return
     offset = round(start * rate)
     lag, quality = audio_start(source, samples, offset, skip=skip)
-    where = "" if skip == 0 else f" (checked from {skip} samples in)"
+    where = "" if skip == 0 else f" (checked from {skip} samples in{why})"
     check(lag == 0 and quality >= 20, f"{label}: {decoder} audio starts with the source's sample at --from{where}",
           f"best lag {lag}, SNR {quality:.1f} dB")
     n = len(samples)
@@ -242,8 +278,8 @@ def fragment_checks(tool, tmp, source, cut, label, args, fps):
     check(len(firsts) > 1 and all(offset in keyed for offset in firsts.values()),
           f"{label}: each of {len(firsts)} fragments starts with a video sync sample")
     try:
-        frames, _ = gst_decode(fragmented, os.path.join(tmp, "gstfrag"))
-        reference, _ = gst_decode(cut, os.path.join(tmp, "gstfrag"))
+        frames, _, _ = gst_decode(fragmented, os.path.join(tmp, "gstfrag"))
+        reference, _, _ = gst_decode(cut, os.path.join(tmp, "gstfrag"))
         # The frames of the progressive cut; GStreamer 1.22 may end early by the first edit's
         # media_time (in fragments it does not always end at the same frame).
         short = math.ceil(first_edit_media_time(fragmented, b"vide") * fps - 1e-9)
@@ -257,7 +293,7 @@ def fragment_checks(tool, tmp, source, cut, label, args, fps):
           o.stderr.decode()[-200:])
 
 
-def audio_cut_checks(tool, tmp, source, label, args, rate, frame, start, expected, src_ff, src_gst):
+def audio_cut_checks(tool, tmp, source, label, args, rate, frame, decoder, start, expected, src_ff, src_gst):
     """`extract-audio IN OUT.m4a --from --to`: the audio cut, decoded by both."""
     m4a = os.path.join(tmp, "cut.m4a")
     out = run(tool, source, m4a, "--overwrite", "--quiet", *args)
@@ -266,11 +302,8 @@ def audio_cut_checks(tool, tmp, source, label, args, rate, frame, start, expecte
         return
     check_audio(label, "FFmpeg", src_ff, ffmpeg_audio(m4a), rate, frame, start, expected, 0)
     try:
-        _, samples = gst_decode(m4a, os.path.join(tmp, "gstm4a"), has_video=False)
-        media_time = round(first_edit_media_time(m4a, b"soun") * rate)
-        settle = (frame - media_time % frame) % frame + math.ceil(rate / 10 / frame) * frame
-        check_audio(label, "GStreamer", src_gst, samples, rate, frame, start, expected,
-                    first_edit_media_time(m4a, b"soun"), skip=settle)
+        gst_audio_checks(label, m4a, tmp, False, decoder, src_gst, rate, frame, start, expected,
+                         first_edit_media_time(m4a, b"soun"))
     except (RuntimeError, subprocess.TimeoutExpired) as error:
         check(False, f"{label}: GStreamer decodes the audio cut", str(error))
 
@@ -313,10 +346,10 @@ def main():
         tool = os.path.join(bindir, "extract-audio")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, vargs, fps, aargs, rate, frame, cuts in INPUTS:
+        for name, vargs, fps, aargs, rate, frame, decoder, cuts in INPUTS:
             source = make_input(tmp, name, vargs, fps, aargs, rate)
             src_ff_frames, src_ff_audio = ffmpeg_frames(source), ffmpeg_audio(source)
-            src_gst_frames, src_gst_audio = gst_decode(source, os.path.join(tmp, "gstsrc"))
+            src_gst_frames, src_gst_audio, _ = gst_decode(source, os.path.join(tmp, "gstsrc"))
             for n, (start_text, end_text) in enumerate(cuts):
                 start, end = seconds(start_text), seconds(end_text)
                 label = f"{name} [{start_text}, {end_text or 'end'})"
@@ -334,25 +367,17 @@ def main():
                 check_audio(label, "FFmpeg", src_ff_audio, ffmpeg_audio(cut), rate, frame, start,
                             expected_audio, 0)
                 try:
-                    frames, samples = gst_decode(cut, os.path.join(tmp, "gstcut"))
+                    frames, _, _ = gst_decode(cut, os.path.join(tmp, "gstcut"), has_audio=False)
                     video_short = math.ceil(first_edit_media_time(cut, b"vide") * fps - 1e-9)
                     check_video(label, "GStreamer", src_gst_frames, frames, k,
                                 expected if end else len(src_gst_frames) - k, video_short)
-                    # GStreamer 1.22's qtdemux starts feeding the decoder at the packet that
-                    # holds the edit's start: it skips the pre-roll the file carries (measured:
-                    # copying 400 ms instead of 80 ms of Opus pre-roll changes nothing it
-                    # outputs), so its first packets are decoded cold. The alignment and the
-                    # samples are checked from the first packet boundary after 100 ms.
-                    media_time = round(first_edit_media_time(cut, b"soun") * rate)
-                    boundary = (frame - media_time % frame) % frame
-                    settle = boundary + math.ceil(rate / 10 / frame) * frame
-                    check_audio(label, "GStreamer", src_gst_audio, samples, rate, frame, start, expected_audio,
-                                first_edit_media_time(cut, b"soun"), skip=settle)
+                    gst_audio_checks(label, cut, tmp, False, decoder, src_gst_audio, rate, frame, start,
+                                     expected_audio, first_edit_media_time(cut, b"soun"))
                 except (RuntimeError, subprocess.TimeoutExpired) as error:
                     check(False, f"{label}: GStreamer decodes the cut", str(error))
                 if n == 0:
                     fragment_checks(tool, tmp, source, cut, label, args, fps)
-                    audio_cut_checks(tool, tmp, source, label, args, rate, frame, start, expected_audio,
+                    audio_cut_checks(tool, tmp, source, label, args, rate, frame, decoder, start, expected_audio,
                                      src_ff_audio, src_gst_audio)
                 if table:
                     rows.append(compare(name, label, tool, source, cut, start_text, end_text, fps, rate, k,
