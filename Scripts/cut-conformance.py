@@ -50,7 +50,7 @@ import mp4box  # noqa: E402
 INPUTS = [
     ("h264-aac", ["-c:v", "libx264", "-bf", "2", "-x264-params", "keyint=50:min-keyint=50:scenecut=0"], 25,
      ["-c:a", "aac", "-b:a", "64k"], 48000, 1024, "avdec_aac",
-     [("2.52", "7.28"), ("0:03.4", "0:05.8"), ("5.2", None), ("0.6", "1.4")]),
+     [("2.52", "7.28"), ("0:03.4", "0:05.8"), ("5.2", None), ("0.6", "1.4"), ("0.24", "3.04")]),
     ("hevc-opus", ["-c:v", "libx265", "-tag:v", "hvc1", "-x265-params",
                    "keyint=50:min-keyint=50:scenecut=0:bframes=3:log-level=error"], 25,
      ["-c:a", "libopus", "-b:a", "64k"], 48000, 960, "avdec_opus",
@@ -159,15 +159,46 @@ def gst_audio_checks(label, path, tmp, has_video, decoder, source, rate, frame, 
     so the decoder meets the packet presenting --from cold, and exactly that packet's output
     is wrong; the check allows exactly that (the rest of that packet, from --from) and only
     when the parser says it dropped frames, and checks the alignment and the samples after it."""
+    rounding = gst_rounding_lag(path)
     _, samples, _ = gst_decode(path, os.path.join(tmp, "gstdirect"), has_video=False, audio_decoder=decoder)
-    check_audio(label, f"GStreamer ({decoder})", source, samples, rate, frame, start, expected, allowed_short)
+    check_audio(label, f"GStreamer ({decoder})", source, samples, rate, frame, start, expected, allowed_short,
+                rounding=rounding)
     _, samples, dropped = gst_decode(path, os.path.join(tmp, "gstaudio"), has_video=has_video)
     skip = 0
     if dropped:
         media_time = round(first_edit_media_time(path, b"soun") * rate)
         skip = (frame - media_time % frame) % frame or frame
     check_audio(label, "GStreamer", source, samples, rate, frame, start, expected, allowed_short, skip=skip,
-                why="" if not skip else f"; its parser dropped {dropped} pre-roll frame(s)")
+                why="" if not skip else f"; its parser dropped {dropped} pre-roll frame(s)", rounding=rounding)
+
+
+def gst_rounding_lag(path):
+    """The start error, in samples (0 or -1), that GStreamer 1.22 makes on the audio of
+    `path` by rounding alone: it turns the first edit's media_time and the timestamp of the
+    packet holding it into nanoseconds, each rounded down, and clips that packet's decoded
+    samples by their difference, rounded down again. At 48 kHz (20833.3 ns a sample) the
+    difference loses up to a nanosecond, and when it does GStreamer starts one sample
+    early (measured on AAC: cuts at 0.7 and 5.555 s, where FFmpeg starts exactly; never
+    where this says 0). The file is right; where this says -1 the checks accept that lag
+    as well as 0 (AC-3, whose packets last a whole number of nanoseconds, measures 0
+    where this says -1: the arithmetic is GStreamer's and only bounded here)."""
+    data = open(path, "rb").read()
+    boxes = mp4box.read_tree(data)
+    moov = mp4box.top(boxes, b"moov")
+    for trak in (c for c in moov.children if c.kind == b"trak"):
+        if mp4box.handler_type(data, trak) != b"soun":
+            continue
+        timescale, _ = mp4box.timescale_and_duration(data, trak.child(b"mdia").child(b"mdhd"))
+        media_time = next((e[1] for e in mp4box.edit_list(data, trak) or [] if e[1] >= 0), 0)
+        start = 0
+        for _, _, duration in mp4box.table_samples(data, trak):
+            if start + duration > media_time:
+                break
+            start += duration
+        nanoseconds = lambda ticks: ticks * 10**9 // timescale
+        dropped = (nanoseconds(media_time) - nanoseconds(start)) * timescale // 10**9
+        return dropped - (media_time - start)
+    return 0
 
 
 def first_edit_media_time(path, kind):
@@ -229,13 +260,19 @@ def check_video(label, decoder, source_frames, frames, k, expected, allowed_shor
     check(same, f"{label}: {decoder} frames are the source's, in order")
 
 
-def check_audio(label, decoder, source, samples, rate, frame, start, expected, allowed_short, skip=0, why=""):
+def check_audio(label, decoder, source, samples, rate, frame, start, expected, allowed_short, skip=0, why="",
+                rounding=0):
     if not check(len(samples) > 0, f"{label}: {decoder} decodes audio"):
         return
     offset = round(start * rate)
     lag, quality = audio_start(source, samples, offset, skip=skip)
     where = "" if skip == 0 else f" (checked from {skip} samples in{why})"
-    check(lag == 0 and quality >= 20, f"{label}: {decoder} audio starts with the source's sample at --from{where}",
+    if rounding and lag == rounding:
+        # The one lag GStreamer's rounding can make here (see gst_rounding_lag): the SNR there.
+        _, quality = audio_start(source, samples, offset + lag, skip=skip)
+        where += f" (its nanosecond rounding starts it {-lag} sample early)"
+    check(lag in (0, rounding) and quality >= 20,
+          f"{label}: {decoder} audio starts with the source's sample at --from{where}",
           f"best lag {lag}, SNR {quality:.1f} dB")
     n = len(samples)
     if decoder == "FFmpeg":
