@@ -206,7 +206,7 @@ extension AudioExtractor {
         } else if track.handlerType == .vide, let entry {
             report.codec = VideoCodec.codecString(format: entry.format, entry: entry.bytes)
             report.rotation = track.header.rotation
-            if let size = VideoCodec.size(entry: entry.bytes) { (report.width, report.height) = size }
+            if let size = VideoCodec.size(format: entry.format, entry: entry.bytes) { (report.width, report.height) = size }
         }
         return report
     }

@@ -14,8 +14,8 @@ struct AudioCodec: Sendable {
     /// The sample entry, parsed.
     var entry: AudioSampleEntry
     /// The box that configures the decoder (`esds`, `alac`, `dac3`, `dec3`, `dOps`, `dfLa`),
-    /// with its header, exactly as in the input.
-    var configurationBox: [UInt8]
+    /// its payload exactly as in the input.
+    var configuration: CodecConfigurationBox
     /// For `mp4a`: the ES descriptor and, for AAC, its AudioSpecificConfig.
     var descriptor: ElementaryStreamDescriptorBox?
     /// For AAC (and MPEG audio signalled through MPEG-4 audio): the parsed AudioSpecificConfig.
@@ -65,12 +65,12 @@ struct AudioCodec: Sendable {
         let fieldChannels = Int(entry.channelCountV2 ?? UInt32(entry.channelCount))
 
         if let (kind, boxType) = Self.configurationTypes[format] {
-            guard let box = entry.configurationBox(boxType) else {
+            guard let box = entry.configuration(boxType) else {
                 throw RemuxError(.invalidInput, "\(place): '\(format)' sample entry has no \(boxType) box")
             }
             self.kind = kind
-            configurationBox = box
-            let payload = Array(box.dropFirst(8))
+            configuration = box
+            let payload = box.payload
             do {
                 switch kind {
                 case .ac3:
@@ -82,10 +82,10 @@ struct AudioCodec: Sendable {
                 case .opus:
                     (sampleRate, channelCount) = (48000, try OpusConfiguration(payload: payload).channelCount)
                 case .flac:
-                    let parsed = try FLACConfiguration(payload: payload)
+                    let parsed = try FLACConfiguration(body: box.fullBoxBody ?? [])
                     (sampleRate, channelCount) = (parsed.sampleRate, parsed.channelCount)
                 default:
-                    let parsed = try ALACConfiguration(payload: payload)
+                    let parsed = try ALACConfiguration(body: box.fullBoxBody ?? [])
                     (sampleRate, channelCount) = (parsed.sampleRate, parsed.channelCount)
                 }
             } catch {
@@ -94,11 +94,11 @@ struct AudioCodec: Sendable {
             return
         }
 
-        guard let descriptor = entry.elementaryStreamDescriptor, let esds = entry.configurationBox(.esds) else {
+        guard let descriptor = entry.elementaryStreamDescriptor, let esds = entry.configuration(.esds) else {
             throw RemuxError(.invalidInput, "\(place): mp4a sample entry has no esds box, so the codec is unknown")
         }
         self.descriptor = descriptor
-        configurationBox = esds
+        configuration = esds
         let objectType = descriptor.objectTypeIndication
         switch objectType {
         case 0x6B, 0x69:
@@ -162,7 +162,7 @@ struct AudioCodec: Sendable {
     /// an ISO entry carrying the same configuration box, as FFmpeg does.
     func outputEntry(original: SampleDescriptionBox.Entry) -> [UInt8] {
         guard entry.version != 0 || entry.hasWaveBox else { return original.bytes }
-        var box = configurationBox
+        var box = configuration.bytes
         if let descriptor, entry.hasWaveBox { box = descriptor.serialized }
         return AudioSampleEntry.isoEntry(format: entry.format, channelCount: UInt16(clamping: channelCount),
                                          sampleSize: entry.sampleSize == 0 ? 16 : entry.sampleSize,

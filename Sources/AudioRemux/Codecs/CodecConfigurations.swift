@@ -66,10 +66,13 @@ struct FLACConfiguration {
     var sampleRate: Int
     var channelCount: Int
 
-    init(payload: [UInt8]) throws {
-        // 4 bytes version and flags, 4 bytes block header, then STREAMINFO (34 bytes).
-        guard payload.count >= 8 + 34, payload[4] & 0x7F == 0 else { throw BitReader.Invalid() }
-        var bits = BitReader(Array(payload[8..<(8 + 34)]))
+    /// - Parameter body: the `dfLa` full box's body (after version and flags): metadata
+    ///   blocks, each a 4-byte block header then its data.
+    init(body: ArraySlice<UInt8>) throws {
+        let body = Array(body)
+        // The first block's header (type 0, STREAMINFO, in the low 7 bits), then its 34 bytes.
+        guard body.count >= 4 + 34, body[0] & 0x7F == 0 else { throw BitReader.Invalid() }
+        var bits = BitReader(Array(body[4..<(4 + 34)]))
         _ = try bits.read(16 + 16 + 24 + 24)
         sampleRate = try bits.read(20)
         channelCount = try bits.read(3) + 1
@@ -81,10 +84,12 @@ struct ALACConfiguration {
     var sampleRate: Int
     var channelCount: Int
 
-    init(payload: [UInt8]) throws {
-        // 4 bytes version and flags, then the 24-byte ALACSpecificConfig.
-        guard payload.count >= 28 else { throw BitReader.Invalid() }
-        channelCount = Int(payload[4 + 9])
-        sampleRate = payload[(4 + 20)..<(4 + 24)].reduce(0) { $0 << 8 | Int($1) }
+    /// - Parameter body: the `alac` full box's body (after version and flags): the 24-byte
+    ///   ALACSpecificConfig.
+    init(body: ArraySlice<UInt8>) throws {
+        let config = Array(body)
+        guard config.count >= 24 else { throw BitReader.Invalid() }
+        channelCount = Int(config[9])
+        sampleRate = config[20..<24].reduce(0) { $0 << 8 | Int($1) }
     }
 }

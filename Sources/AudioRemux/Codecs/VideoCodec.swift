@@ -34,16 +34,14 @@ enum VideoCodec {
     }
 
     /// Width and height from the visual sample entry (ISO/IEC 14496-12 § 12.1.3).
-    static func size(entry: [UInt8]) -> (width: Int, height: Int)? {
-        guard let parsed = parsed(format: nil, entry: entry) else { return nil }
+    static func size(format: FourCC, entry: [UInt8]) -> (width: Int, height: Int)? {
+        guard let parsed = parsed(format: format, entry: entry) else { return nil }
         return (Int(parsed.width), Int(parsed.height))
     }
 
     /// The entry parsed, or nil when it is too short or its children are broken.
-    static func parsed(format: FourCC?, entry: [UInt8]) -> VisualSampleEntry? {
-        guard entry.count >= 8 else { return nil }
-        let type = format ?? FourCC(rawValue: entry[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-        return try? VisualSampleEntry(parsing: SampleDescriptionBox.Entry(format: type, bytes: entry))
+    static func parsed(format: FourCC, entry: [UInt8]) -> VisualSampleEntry? {
+        try? VisualSampleEntry(parsing: SampleDescriptionBox.Entry(format: format, bytes: entry))
     }
 }
 

@@ -516,7 +516,7 @@ struct Clip {
         if let descriptor = codec.descriptor {
             return [descriptor.objectTypeIndication] + (descriptor.decoderSpecificInfo ?? [])
         }
-        return Array(codec.configurationBox.dropFirst(8))
+        return codec.configuration.payload
     }
 
     var describe: String {

@@ -38,6 +38,14 @@ public struct AudioSampleEntry: Sendable, Equatable {
         children.first { $0.type == type }?.bytes ?? waveChildren.first { $0.type == type }?.bytes
     }
 
+    /// The child box `type` (or the child of `wave`) as a configuration box: its payload
+    /// after the header (16 bytes with a 64-bit size, else 8); nil when there is none.
+    public func configuration(_ type: FourCC) -> CodecConfigurationBox? {
+        guard let bytes = configurationBox(type), bytes.count >= 8 else { return nil }
+        let headerLength = bytes.count >= 16 && bytes[0..<4].elementsEqual([0, 0, 0, 1]) ? 16 : 8
+        return CodecConfigurationBox(type: type, payload: Array(bytes[headerLength...]))
+    }
+
     public static func == (lhs: AudioSampleEntry, rhs: AudioSampleEntry) -> Bool {
         lhs.format == rhs.format && lhs.dataReferenceIndex == rhs.dataReferenceIndex && lhs.version == rhs.version
             && lhs.channelCount == rhs.channelCount && lhs.sampleSize == rhs.sampleSize

@@ -23,6 +23,19 @@ public struct CodecConfigurationBox: Sendable, Equatable {
     public func write(to writer: inout BoxWriter) {
         writer.box(type) { $0.write(bytes: payload) }
     }
+
+    /// The whole box, header included.
+    public var bytes: [UInt8] {
+        var writer = BoxWriter()
+        write(to: &writer)
+        return writer.bytes
+    }
+
+    /// The payload after a full box's version and flags (`esds`, `dfLa`, `alac`: ISO/IEC
+    /// 14496-12 § 4.2): what the codec's own specification defines; nil when shorter.
+    public var fullBoxBody: ArraySlice<UInt8>? {
+        payload.count >= 4 ? payload[4...] : nil
+    }
 }
 
 /// A visual sample entry (ISO/IEC 14496-12 § 12.1.3; QuickTime File Format, "Video sample

@@ -183,15 +183,7 @@ public struct SampleDescription: Sendable {
     public var configuration: CodecConfigurationBox? {
         if let video { return video.configuration }
         guard let audio else { return nil }
-        for type in CodecConfigurationBox.knownTypes {
-            if let bytes = audio.configurationBox(type), bytes.count >= 8 {
-                // configurationBox returns the child with its header: 16 bytes with a
-                // 64-bit size (size field 1), else 8.
-                let headerLength = bytes.count >= 16 && bytes[0..<4].elementsEqual([0, 0, 0, 1]) ? 16 : 8
-                return CodecConfigurationBox(type: type, payload: Array(bytes[headerLength...]))
-            }
-        }
-        return nil
+        return CodecConfigurationBox.knownTypes.lazy.compactMap { audio.configuration($0) }.first
     }
 
     /// Parses `entry` as `kind` says: sound entries for audio tracks, visual ones for video.
