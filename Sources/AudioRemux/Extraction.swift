@@ -344,7 +344,7 @@ struct Extraction {
         // Bytes kept so far: overlapping chunks could otherwise repeat the file's bytes 2^30 times.
         var kept: UInt64 = 0
         let sizes = whole.boxes.sampleSizes
-        whole.forEachChunk { chunk in
+        try whole.forEachChunk { chunk in
             var samples: [SampleTableBuilder.Sample] = []
             var end = chunk.offset
             for i in chunk.firstSample..<(chunk.firstSample + chunk.sampleCount) {
@@ -358,7 +358,7 @@ struct Extraction {
                 leftInEntry -= min(leftInEntry, 1)  // stts counts every sample: validated by SampleTable.
                 samples.append(.init(size: size, duration: duration))
             }
-            builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
+            try builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
                                 samples: samples)
             return end <= movie.fileLength && kept <= movie.fileLength
         }

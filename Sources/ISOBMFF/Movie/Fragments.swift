@@ -95,7 +95,7 @@ extension Movie {
                         count += 1
                     }
                 }
-                builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
+                try builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
                                     count: count, sample: chunk.sample)
                 if chunk.end > fileLength { break }
             }
@@ -123,9 +123,9 @@ extension Movie {
         var offsets = RunLengthCursor(ctts?.entries.map { ($0.sampleCount, $0.sampleOffset) } ?? [])
         let sync = table.boxes.syncSamples.map { Set($0.sampleNumbers) }
         let sizes = table.boxes.sampleSizes
-        table.forEachChunk { chunk in
-            builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
-                                count: chunk.sampleCount) { j in
+        try table.forEachChunk { chunk in
+            try builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
+                                    count: chunk.sampleCount) { j in
                 let i = chunk.firstSample + j
                 let raw = offsets.next() ?? 0
                 let offset = ctts?.version == 1 ? Int64(Int32(bitPattern: raw)) : Int64(raw)

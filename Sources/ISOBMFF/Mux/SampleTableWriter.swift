@@ -1,6 +1,7 @@
 /// The samples appended to one written track, kept as the compressed tables they become:
-/// the one table builder of the package (`stts`, `ctts`, `stss`, `stsz`, `stsc`,
-/// `stco`/`co64`; ISO/IEC 14496-12 § 8.6–8.7).
+/// the one table builder of the package (`stts`, `ctts`, `stss`, `stsz`; ISO/IEC 14496-12
+/// § 8.6–8.7). The writer adds the chunks (`stsc`, `stco`/`co64`) when it lays the file
+/// out; the reader's ``SampleTableBuilder`` adds the input's, for fragments.
 ///
 /// Memory follows the tables, not the sample count: timing, composition offsets and
 /// description indexes are run-length coded as they are appended; sizes take 4 bytes a
@@ -52,15 +53,33 @@ public struct SampleTableWriter: Sendable {
     /// `source` is ``Location/memory``.
     mutating func append(size: UInt32, duration sampleDuration: UInt32, compositionOffset: Int64, isSync: Bool,
                          descriptionIndex: UInt32, source: Int, offset: UInt64) throws {
+        guard !offset.addingReportingOverflow(UInt64(size)).overflow else {
+            throw ISOBMFFError(.invalidValue, "sample \(count + 1) ends past 2^64 bytes", path: "", offset: nil)
+        }
+        try appendCoded(size: size, duration: sampleDuration, compositionOffset: compositionOffset, isSync: isSync,
+                        descriptionIndex: descriptionIndex)
+        if size > 0 {
+            if let last = locations.last, last.source == source, last.offset &+ last.length == offset {
+                locations[locations.count - 1].length += UInt64(size)
+            } else {
+                locations.append(Location(source: source, offset: offset, length: UInt64(size)))
+            }
+        }
+    }
+
+    /// Codes one more sample into the tables — timing, composition offset, sync flag,
+    /// size, description — without saying where its bytes are: what the reader's
+    /// ``SampleTableBuilder`` uses, with chunks of its own, so that the package codes these
+    /// tables in one place.
+    mutating func appendCoded(size: UInt32, duration sampleDuration: UInt32, compositionOffset: Int64, isSync: Bool,
+                              descriptionIndex: UInt32) throws {
         guard count < Limits.maximumSampleCount else {
             throw ISOBMFFError(.limitExceeded, "more than \(Limits.maximumSampleCount) samples in one track",
                                path: "", offset: nil)
         }
-        let bytesOverflow = offset.addingReportingOverflow(UInt64(size)).overflow
         let (newDuration, durationOverflow) = duration.addingReportingOverflow(UInt64(sampleDuration))
-        guard !bytesOverflow, !durationOverflow else {
-            throw ISOBMFFError(.invalidValue, "sample \(count + 1) ends past 2^64 bytes or ticks", path: "",
-                               offset: nil)
+        guard !durationOverflow else {
+            throw ISOBMFFError(.invalidValue, "sample \(count + 1) ends past 2^64 ticks", path: "", offset: nil)
         }
         // Timing: extend the last run or start one (a run holds at most 2^32 - 1 samples).
         if let last = timeToSample.last, last.sampleDelta == sampleDuration, last.sampleCount < UInt32.max {
@@ -105,16 +124,25 @@ public struct SampleTableWriter: Sendable {
         } else {
             descriptionRuns.append((1, descriptionIndex))
         }
-        if size > 0 {
-            if let last = locations.last, last.source == source, last.offset &+ last.length == offset {
-                locations[locations.count - 1].length += UInt64(size)
-            } else {
-                locations.append(Location(source: source, offset: offset, length: UInt64(size)))
-            }
-        }
         count += 1
         totalBytes += UInt64(size)  // Below count × 2^32 < 2^62.
         duration = newDuration
+    }
+
+    /// Lengthens the last sample so that the next one starts at `decodeTime` (a gap between
+    /// fragments, as `tfdt` states it). Does nothing when there is no gap, no sample, or
+    /// when the lengthened duration would not fit 32 bits.
+    mutating func extendLastSample(toReach decodeTime: UInt64) {
+        guard decodeTime > duration, let last = timeToSample.last else { return }
+        let (sum, overflow) = UInt64(last.sampleDelta).addingReportingOverflow(decodeTime - duration)
+        guard !overflow, let delta = UInt32(exactly: sum) else { return }
+        if last.sampleCount == 1 {
+            timeToSample[timeToSample.count - 1].sampleDelta = delta
+        } else {
+            timeToSample[timeToSample.count - 1].sampleCount -= 1
+            timeToSample.append(.init(sampleCount: 1, sampleDelta: delta))
+        }
+        duration = decodeTime
     }
 
     /// Appends every sample of `table` (checked by ``SampleTable/init(boxes:fileLength:excluding:)``),
