@@ -128,25 +128,6 @@ public struct MovieWriter: Sendable {
                                        offset: sample.offset)
     }
 
-    /// Appends every sample of `samples` (a reader's track, ``MovieReader/samples(of:)``),
-    /// in order, as ``append(_:from:to:)`` does one: copied by the sink from `source`.
-    /// `descriptionIndex` maps each sample's input description index to the written
-    /// track's (unchanged by default, for a track added with the input's sample entries).
-    public mutating func append(contentsOf samples: SampleIndex, from source: Int, to track: UInt32,
-                                descriptionIndex: (UInt32) -> UInt32 = { $0 }) throws {
-        let index = try checkedIndex(track)
-        guard source >= 0 else {
-            throw ISOBMFFError(.invalidValue, "source numbers start at 0", path: "", offset: nil)
-        }
-        for sample in samples {
-            let description = descriptionIndex(sample.descriptionIndex)
-            try checkDescription(description, index)
-            try tracks[index].table.append(size: sample.size, duration: sample.duration,
-                                           compositionOffset: sample.compositionOffset, isSync: sample.isSync,
-                                           descriptionIndex: description, source: source, offset: sample.offset)
-        }
-    }
-
     /// Appends every sample of a checked table (``SampleTable``: a track's tables as
     /// ``Track/sampleTable()`` or the fragments give them), copied by the sink from
     /// `source`, each sample's description index mapped by `descriptionIndex`. Into a
