@@ -51,9 +51,12 @@ public final class SpillFile: ByteSink, ByteSource {
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let base = bytes.baseAddress else { return }  // Nothing to write.
         var done = 0
         while done < bytes.count {
-            guard let base = bytes.baseAddress, let position = off_t(exactly: length + UInt64(done)) else { return }
+            guard let position = off_t(exactly: length + UInt64(done)) else {
+                throw RemuxError(.ioError, "the temporary sample file would pass the largest file offset")
+            }
             let count = retryingOnInterrupt { pwrite(descriptor, base + done, bytes.count - done, position) }
             guard count > 0 else {
                 let code = count < 0 ? errno : ENOSPC
@@ -70,9 +73,12 @@ public final class SpillFile: ByteSink, ByteSource {
             throw RemuxError(.ioError, "a read of \(buffer.count) bytes at \(offset) runs past the \(length) bytes of "
                              + "the temporary sample file")
         }
+        guard let base = buffer.baseAddress else { return }  // Nothing to read.
         var done = 0
         while done < buffer.count {
-            guard let base = buffer.baseAddress, let position = off_t(exactly: offset + UInt64(done)) else { return }
+            guard let position = off_t(exactly: offset + UInt64(done)) else {
+                throw RemuxError(.ioError, "a read of the temporary sample file at \(offset) passes the largest file offset")
+            }
             let count = retryingOnInterrupt { pread(descriptor, base + done, buffer.count - done, position) }
             guard count > 0 else {
                 throw RemuxError(.ioError, "cannot read the temporary sample file at byte \(position): "
