@@ -1,10 +1,11 @@
 import ISOBMFF
 
-/// A track copied whole into a new movie (`mux`, `remux`): its description, with every box
-/// it carries over checked as extraction checks its own (``CopiedBoxSanitizer``) — the
-/// track's `udta`, `mdia/elng`, and the children of its sound and visual sample entries — so that
-/// nothing a reader refuses (too deep, of track shape, size 0) is written. What could not
-/// be kept is added to `notes`, one line per box.
+/// A track copied whole into a new movie (`mux`, `remux`, an extraction's chapter track):
+/// its description, with every box it carries over checked (``CopiedBoxSanitizer``) — the
+/// track's `udta`, `mdia/elng`, its media information header (`gmhd` holds children), and
+/// the children of its sound, visual and text sample entries — so that nothing a reader
+/// refuses (too deep, of track shape, size 0) is written. What could not be kept is added
+/// to `notes`, one line per box.
 enum CopiedTrack {
     static func description(of track: Track, quickTimeLayout: Bool, notes: inout [String]) -> TrackDescription {
         var description = TrackDescription(copying: track)
@@ -18,16 +19,29 @@ enum CopiedTrack {
             notes += result.warnings
             description.extendedLanguage = result.bytes
         }
-        if track.isAudio {
-            description.sampleEntries = description.sampleEntries.map { entry in
-                soundEntry(entry, quickTimeLayout: quickTimeLayout, track: track, notes: &notes)
-            }
-        } else if track.handlerType == .vide {
-            description.sampleEntries = description.sampleEntries.map { entry in
-                visualEntry(entry, track: track, notes: &notes)
-            }
+        if let box = track.mediaInformationHeader {
+            let result = CopiedBoxSanitizer.sanitize(box, depth: 5, parentPath: track.path + "/mdia/minf")
+            notes += result.warnings
+            description.mediaInformationHeader = result.bytes
+                ?? TrackDescription.defaultMediaInformationHeader(for: TrackKind(handlerType: track.handlerType))
+        }
+        description.sampleEntries = track.sampleDescriptions.entries.map { entry in
+            if track.isAudio { return soundEntry(entry.bytes, quickTimeLayout: quickTimeLayout, track: track, notes: &notes) }
+            if track.handlerType == .vide { return visualEntry(entry.bytes, track: track, notes: &notes) }
+            if let fields = entry.textFieldsSize { return textEntry(entry.bytes, fieldsSize: fields, track: track,
+                                                                    notes: &notes) }
+            return entry.bytes
         }
         return description
+    }
+
+    /// A text sample entry (QuickTime `text`, 3GPP `tx3g`: its fixed fields, then boxes)
+    /// with its children checked.
+    static func textEntry(_ entry: [UInt8], fieldsSize: Int, track: Track, notes: inout [String]) -> [UInt8] {
+        let result = CopiedBoxSanitizer.sanitizeEntry(entry, fieldsSize: fieldsSize, depth: Limits.sampleEntryDepth,
+                                                      path: track.path + "/mdia/minf/stbl/stsd")
+        notes += result.warnings
+        return result.bytes ?? entry
     }
 
     /// A visual sample entry (ISO/IEC 14496-12 § 12.1.3: 78 bytes of fixed fields) with its

@@ -76,7 +76,10 @@ extension OutputExtras {
                 return
             }
             guard let read else { return }
-            var description = TrackDescription(copying: chapters)
+            // Checked as every copied track is (CopiedTrack); one sample description, no
+            // udta, elng or sample groups.
+            var description = CopiedTrack.description(of: chapters, quickTimeLayout: movie.usesQuickTimeLayout,
+                                                       notes: &warnings)
             description.flags = chapters.header.flags
             description.creationTime = chapters.header.creationTime
             description.modificationTime = chapters.header.modificationTime
@@ -85,20 +88,7 @@ extension OutputExtras {
             description.mediaDuration = max(chapters.mediaHeader.duration, read.table.totalDuration)
             description.userData = nil
             description.extendedLanguage = nil
-            // One sample description, sanitized; no sample groups.
-            var entry = read.table.boxes.sampleDescriptions.entries[0]  // A checked table has one.
-            if let fields = entry.textFieldsSize {
-                let result = CopiedBoxSanitizer.sanitizeEntry(entry.bytes, fieldsSize: fields,
-                                                              depth: Limits.sampleEntryDepth,
-                                                              path: chapters.path + "/mdia/minf/stbl/stsd")
-                warnings += result.warnings
-                entry.bytes = result.bytes ?? entry.bytes
-            }
-            description.sampleEntries = [entry.bytes]
-            let header = CopiedBoxSanitizer.sanitize(description.mediaInformationHeader, depth: 5,
-                                                     parentPath: chapters.path + "/mdia/minf")
-            warnings += header.warnings
-            description.mediaInformationHeader = header.bytes ?? NullMediaHeader.bytes
+            description.sampleEntries = Array(description.sampleEntries.prefix(1))
             chapterTrack = ChapterTrack(description: description, edits: chapters.editList, samples: read.samples,
                                         durations: read.durations)
             return

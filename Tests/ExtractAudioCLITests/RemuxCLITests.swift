@@ -141,6 +141,27 @@ final class RemuxCLITests: XCTestCase {
         }
     }
 
+    /// Text tracks are copied checked, as sound and visual ones are (and as extraction
+    /// checks its chapter track): this fixture's second text entry holds a box whose size
+    /// runs past the entry, which remux copied as it was. Now it is dropped with a warning
+    /// naming it, and the copied entries hold nothing the sanitizer would drop.
+    func testTextSampleEntriesAreCheckedWhenCopied() throws {
+        let output = directory.file("out.mp4")
+        let run = try runCLI(["remux", fixture("mp4-subtitle-chapters.mp4"), output])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("dropped moov/trak[4]/mdia/minf/stbl/stsd/"), run.stderr)
+        let movie = try Movie(reading: MemoryByteSource(readFile(output)))
+        let text = movie.tracks.filter { $0.handlerType == "text" || $0.handlerType == "sbtl" }
+        XCTAssertFalse(text.isEmpty)
+        for track in text {
+            for entry in track.sampleDescriptions.entries {
+                let fields = try XCTUnwrap(entry.textFieldsSize, "\(entry.format)")
+                let check = CopiedBoxSanitizer.sanitizeEntry(entry.bytes, fieldsSize: fields, depth: 6, path: "")
+                XCTAssertEqual(check.warnings, [], "\(track.path): \(entry.format)")
+            }
+        }
+    }
+
     /// A B-frame video cut between keyframes starts at the frame presented at --from.
     func testBFrameCutStartsAtTheFrameAtFrom() throws {
         let input = fixture("video-bframes.mp4")

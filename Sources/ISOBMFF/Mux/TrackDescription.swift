@@ -70,17 +70,8 @@ public struct TrackDescription: Sendable {
     /// picture size, matrix, alternate group and volume. Track references are not copied:
     /// track IDs change in the new file.
     public init(copying track: Track) {
-        let kind = TrackKind(handlerType: track.handlerType)
-        let header: [UInt8]
-        if let existing = track.mediaInformationHeader {
-            header = existing
-        } else if kind == .audio {
-            header = SoundMediaHeaderBox().serialized
-        } else if kind == .video {
-            header = VideoMediaHeaderBox().serialized
-        } else {
-            header = NullMediaHeader.bytes
-        }
+        let header = track.mediaInformationHeader
+            ?? Self.defaultMediaInformationHeader(for: TrackKind(handlerType: track.handlerType))
         self.init(handler: track.handler, timescale: track.mediaHeader.timescale, language: track.mediaHeader.language,
                   sampleEntries: track.sampleDescriptions.entries.map(\.bytes), mediaInformationHeader: header)
         userData = track.userData
@@ -90,6 +81,16 @@ public struct TrackDescription: Sendable {
         matrix = track.header.matrix == MovieHeaderBox.identityMatrix ? nil : track.header.matrix
         alternateGroup = track.header.alternateGroup
         volume = track.header.volume
+    }
+
+    /// The media information header a track of `kind` gets when it has none of its own:
+    /// `smhd` for audio, `vmhd` for video, `nmhd` otherwise (ISO/IEC 14496-12 § 12).
+    public static func defaultMediaInformationHeader(for kind: TrackKind) -> [UInt8] {
+        switch kind {
+        case .audio: SoundMediaHeaderBox().serialized
+        case .video: VideoMediaHeaderBox().serialized
+        default: NullMediaHeader.bytes
+        }
     }
 
     /// The description of a new track holding `codec`, with the media timescale the codec
