@@ -55,14 +55,15 @@ sys.path.insert(0, HERE)
 import mp4box  # noqa: E402
 
 # Packet fixtures beyond fixtures.list: video with B-frames (ctts), with negative
-# composition offsets (ctts version 1), a fragmented file whose first tfdt is not 0.
+# composition offsets (ctts version 1, and the same offsets in a version-0 ctts as Apple's
+# encoders write them), a fragmented file whose first tfdt is not 0.
 # Fixtures/README.md gives the commands that made them.
-EXTRA = ["video-bframes.mp4", "video-bframes-negative-cts.mp4", "frag-tfdt-start.mp4"]
+EXTRA = ["video-bframes.mp4", "video-bframes-negative-cts.mp4", "video-ctts-v0-negative.mp4", "frag-tfdt-start.mp4"]
 
 # Fixtures whose expectations are stored in full; the others get per-track CRCs of the
 # packet fields (Swift tests recompute the same CRC), to keep Fixtures/ small.
 FULL = {"aac-h264-faststart.mp4", "frag-keyframe.mp4", "aac-quicktime.mov", "video-bframes.mp4",
-        "video-bframes-negative-cts.mp4", "frag-tfdt-start.mp4", "codec-alac.m4a", "mov-sound-v2-96k.mov",
+        "video-bframes-negative-cts.mp4", "video-ctts-v0-negative.mp4", "frag-tfdt-start.mp4", "codec-alac.m4a", "mov-sound-v2-96k.mov",
         "aac-3gp.3gp"}
 
 FIELDS = ("dts", "pts", "duration", "size", "offset", "sync")
@@ -252,6 +253,14 @@ def make_fixtures():
         "-pix_fmt", "yuv420p", *bitexact, os.path.join(FIXTURES, "video-bframes.mp4"))
     run("-i", os.path.join(FIXTURES, "video-bframes.mp4"), "-c", "copy", "-movflags", "+negative_cts_offsets",
         *bitexact, os.path.join(FIXTURES, "video-bframes-negative-cts.mp4"))
+    # The same negative offsets in a version-0 ctts, as Apple's encoders (iPhone, Core
+    # Media) store them: only the version byte changes. FFmpeg reads them as signed.
+    data = bytearray(open(os.path.join(FIXTURES, "video-bframes-negative-cts.mp4"), "rb").read())
+    ctts = [box for box in mp4box.walk(mp4box.read_tree(bytes(data))) if box.kind == b"ctts"]
+    assert len(ctts) == 1 and data[ctts[0].payload] == 1
+    data[ctts[0].payload] = 0
+    with open(os.path.join(FIXTURES, "video-ctts-v0-negative.mp4"), "wb") as f:
+        f.write(data)
     # frag-keyframe.mp4 with every tfdt moved 90000 ticks later: a track that starts at a
     # decode time other than 0, as a live stream's segments do.
     data = bytearray(open(os.path.join(FIXTURES, "frag-keyframe.mp4"), "rb").read())

@@ -74,7 +74,7 @@ extension Probe {
     static func ffmpegDecodeTimeShift(_ ctts: CompositionOffsetBox) -> Int64 {
         var shift: Int64 = 0
         for (i, entry) in ctts.entries.enumerated() where i + 2 < ctts.entries.count {
-            let offset = Int64(Int32(bitPattern: entry.sampleOffset))
+            let offset = entry.offset
             if offset < 0 { shift = Swift.max(shift, -offset) }
         }
         return shift

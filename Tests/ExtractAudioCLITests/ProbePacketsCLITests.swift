@@ -14,9 +14,10 @@ final class ProbePacketsCLITests: XCTestCase {
     }
 
     /// Lines of `--json`, one object per sample, equal ffprobe's numbers field by field; the
-    /// negative-ctts fixture checks FFmpeg's dts shift (mov.c's dts_shift).
+    /// negative-ctts fixtures check FFmpeg's dts shift (mov.c's dts_shift), and that negative
+    /// offsets in a version-0 `ctts` (Apple's encoders) are read as signed, as FFmpeg does.
     func testJSONLinesEqualFFprobePackets() throws {
-        for name in ["video-bframes-negative-cts.mp4", "video-bframes.mp4", "aac-h264-faststart.mp4",
+        for name in ["video-bframes-negative-cts.mp4", "video-ctts-v0-negative.mp4", "video-bframes.mp4", "aac-h264-faststart.mp4",
                      "frag-tfdt-start.mp4"] {
             let result = try runCLI(["probe", "--packets", "--json", fixture(name)])
             XCTAssertEqual(result.status, 0, result.stderr)

@@ -161,7 +161,7 @@ final class SampleIndexTests: XCTestCase {
     /// presentation lookup finds, for every tick, the sample whose interval
     /// [pts, pts + duration) holds it, as a scan of all samples does.
     func testPresentationLookupMatchesAScanOnBFrames() throws {
-        for name in ["video-bframes.mp4", "video-bframes-negative-cts.mp4"] {
+        for name in ["video-bframes.mp4", "video-bframes-negative-cts.mp4", "video-ctts-v0-negative.mp4"] {
             let reader = try MovieReader(reading: MemoryByteSource(readFile(fixture(name))))
             let samples = try reader.samples(of: reader.tracks[0])
             let all = Array(samples)
@@ -174,6 +174,23 @@ final class SampleIndexTests: XCTestCase {
                 XCTAssertEqual(samples.index(presentingAt: time), expected, "\(name) at \(time)")
             }
         }
+    }
+
+    /// Negative offsets in a version-0 `ctts` (Apple's encoders write them so) are read as
+    /// signed, as FFmpeg reads them: the fixture differs from the version-1 one by the version
+    /// byte alone, and presents every frame at the same time (ffprobe agrees: the packets
+    /// expectation of ProbePacketsCLITests).
+    func testVersion0CompositionOffsetsAreSigned() throws {
+        func samples(_ name: String) throws -> [Sample] {
+            let reader = try MovieReader(reading: MemoryByteSource(readFile(fixture(name))))
+            return Array(try reader.samples(of: reader.tracks[0]))
+        }
+        let signed = try samples("video-bframes-negative-cts.mp4")
+        let apple = try samples("video-ctts-v0-negative.mp4")
+        XCTAssertTrue(signed.contains { $0.compositionOffset < 0 })
+        XCTAssertEqual(apple.map(\.presentationTime), signed.map(\.presentationTime))
+        XCTAssertEqual(CompositionOffsetBox.offset(coded: 0xFFFF_FE00), -512)
+        XCTAssertEqual(CompositionOffsetBox.offset(coded: 1024), 1024)
     }
 
     /// An `stss` out of order cannot be binary-searched: refused when indexing.

@@ -48,7 +48,7 @@ public struct DemuxedTrack {
             var i = 0
             for entry in ctts.entries {
                 for _ in 0..<entry.sampleCount {
-                    offsets[i] = ctts.version == 1 ? Int64(Int32(bitPattern: entry.sampleOffset)) : Int64(entry.sampleOffset)
+                    offsets[i] = entry.offset
                     i += 1
                 }
             }

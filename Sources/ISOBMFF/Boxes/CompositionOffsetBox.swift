@@ -1,6 +1,6 @@
 /// `ctts`: composition time minus decoding time per sample, run-length coded
-/// (ISO/IEC 14496-12 § 8.6.1.3). Version 0 offsets are unsigned, version 1 signed; the raw
-/// 32 bits are kept so the box is copied exactly.
+/// (ISO/IEC 14496-12 § 8.6.1.3). The raw 32 bits are kept so the box is copied exactly;
+/// ``offset(coded:)`` is the one place they are read as a time.
 public struct CompositionOffsetBox: Box {
     public static let type = FourCC.ctts
 
@@ -8,9 +8,12 @@ public struct CompositionOffsetBox: Box {
     public struct Entry: Sendable, Equatable {
         /// How many consecutive samples the run covers.
         public var sampleCount: UInt32
-        /// Composition time minus decoding time, in the media timescale: the raw 32 bits, read
-        /// as signed when the box's ``CompositionOffsetBox/version`` is 1.
+        /// Composition time minus decoding time, in the media timescale: the raw 32 bits
+        /// (``offset`` reads them).
         public var sampleOffset: UInt32
+
+        /// The offset in media ticks: ``CompositionOffsetBox/offset(coded:)`` of the raw bits.
+        public var offset: Int64 { CompositionOffsetBox.offset(coded: sampleOffset) }
 
         /// A run of `sampleCount` samples with the raw offset `sampleOffset`.
         public init(sampleCount: UInt32, sampleOffset: UInt32) {
@@ -19,8 +22,9 @@ public struct CompositionOffsetBox: Box {
         }
     }
 
-    /// 0: offsets are unsigned; 1: signed, which lets the first frames be presented at time
-    /// 0 without an edit list.
+    /// 0: offsets are unsigned by the letter of the spec; 1: signed, which lets the first
+    /// frames be presented at time 0 without an edit list. Readers ignore it (see
+    /// ``offset(coded:)``); the writer sets 1 when an offset is negative.
     public var version: UInt8
     /// The full-box flags as read (none are defined), kept so the box is written back unchanged.
     public var flags: UInt32 = 0
@@ -53,6 +57,19 @@ public struct CompositionOffsetBox: Box {
             }
         }
     }
+
+    /// The composition offset coded by the 32 bits `raw` of a `ctts` entry or a `trun`
+    /// sample, in media ticks: always read as **signed**, whatever the box's version.
+    ///
+    /// ISO/IEC 14496-12 makes version 0 unsigned, but Apple's encoders (iPhone, iPad,
+    /// Core Media, macOS screen recordings) write negative offsets in a version-0 `ctts`
+    /// (with a `cslg` box), and players read them as negative: FFmpeg's `mov_read_ctts` and
+    /// `mov_read_trun` store every offset in a signed `int`, whatever the version. An
+    /// unsigned offset of 2^31 ticks or more (6.6 hours at 90 kHz) is not a real file's, so
+    /// nothing is lost. The one place these bits become a time: the index, the fragment
+    /// reader, the writer and `probe --packets` all call it.
+    @inlinable
+    public static func offset(coded raw: UInt32) -> Int64 { Int64(Int32(bitPattern: raw)) }
 
     /// The number of samples the table describes. O(entries).
     public var sampleCount: UInt64 {

@@ -51,16 +51,14 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
     /// A run of samples with one composition offset (`ctts` entry).
     struct OffsetRun: Sendable {
         var storedFirstSample: UInt32
-        /// The offset as stored: signed when `ctts` is version 1.
+        /// The offset as stored (``CompositionOffsetBox/offset(coded:)`` reads it).
         var rawOffset: UInt32
-        var isSigned: Bool
         var firstSample: Int { Int(storedFirstSample) }
-        var offset: Int64 { isSigned ? Int64(Int32(bitPattern: rawOffset)) : Int64(rawOffset) }
+        var offset: Int64 { CompositionOffsetBox.offset(coded: rawOffset) }
 
-        init(firstSample: Int, rawOffset: UInt32, isSigned: Bool) {
+        init(firstSample: Int, rawOffset: UInt32) {
             storedFirstSample = UInt32(truncatingIfNeeded: firstSample)  // At most 2^30.
             self.rawOffset = rawOffset
-            self.isSigned = isSigned
         }
     }
 
@@ -109,12 +107,11 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
     /// The decode time at which the last sample ends: ``firstDecodeTime`` plus the sum of
     /// the durations.
     public let endDecodeTime: UInt64
-    /// The `ctts` version (0 or 1) as read; it says whether the offsets are signed. 0 without `ctts`.
-    let compositionOffsetsVersion: UInt8
 
     /// The least and greatest composition offsets (`ctts` or the fragments' offsets);
     /// `0...0` when samples are presented in decode order. A negative lower bound means
-    /// some samples are presented before they are decoded (`ctts` version 1).
+    /// some samples are presented before they are decoded (offsets are signed whatever the
+    /// `ctts` version: ``CompositionOffsetBox/offset(coded:)``).
     public var compositionOffsetRange: ClosedRange<Int64> { minimumOffset...maximumOffset }
 
     /// The sum of the sample durations, in the media timescale.
@@ -171,10 +168,9 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
         var low = Int64.max
         var high = Int64.min
         let ctts = boxes.compositionOffsets
-        compositionOffsetsVersion = ctts?.version ?? 0
         sample = 0
         for entry in ctts?.entries ?? [] where entry.sampleCount > 0 {
-            let run = OffsetRun(firstSample: sample, rawOffset: entry.sampleOffset, isSigned: ctts?.version == 1)
+            let run = OffsetRun(firstSample: sample, rawOffset: entry.sampleOffset)
             let offset = run.offset
             offsetRuns.append(run)
             sample += Int(entry.sampleCount)

@@ -128,7 +128,7 @@ extension Movie {
                                     count: chunk.sampleCount) { j in
                 let i = chunk.firstSample + j
                 let raw = offsets.next() ?? 0
-                let offset = ctts?.version == 1 ? Int64(Int32(bitPattern: raw)) : Int64(raw)
+                let offset = CompositionOffsetBox.offset(coded: raw)
                 // SampleTable checked that stts covers every sample; sample numbers fit in 32 bits
                 // (at most maximumSampleCount).
                 return SampleTableBuilder.Sample(size: sizes.size(ofSample: i), duration: timing.next() ?? 0,
@@ -183,8 +183,7 @@ extension Movie {
             let duration = i < run.durations.count ? run.durations[i] : defaultDuration
             var offset: Int64 = 0
             if i < run.compositionTimeOffsets.count {
-                let raw = run.compositionTimeOffsets[i]
-                offset = run.version == 1 ? Int64(Int32(bitPattern: raw)) : Int64(raw)
+                offset = CompositionOffsetBox.offset(coded: run.compositionTimeOffsets[i])
             }
             // sample_is_non_sync_sample is bit 16 of the sample flags (§ 8.8.3.1).
             return .init(size: size(i), duration: duration, compositionOffset: offset, isSync: flags & 0x0001_0000 == 0)

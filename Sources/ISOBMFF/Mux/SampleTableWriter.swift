@@ -188,7 +188,7 @@ public struct SampleTableWriter: Sendable {
         if let ctts = boxes.compositionOffsets {
             var runs: [(count: UInt32, offset: Int64)] = []
             for entry in ctts.entries where entry.sampleCount > 0 {
-                let offset = ctts.version == 1 ? Int64(Int32(bitPattern: entry.sampleOffset)) : Int64(entry.sampleOffset)
+                let offset = entry.offset
                 if let last = runs.last, last.offset == offset {
                     runs[runs.count - 1].count += entry.sampleCount  // Sum ≤ total.
                 } else {
