@@ -58,7 +58,8 @@ import mp4box  # noqa: E402
 # composition offsets (ctts version 1, and the same offsets in a version-0 ctts as Apple's
 # encoders write them), a fragmented file whose first tfdt is not 0.
 # Fixtures/README.md gives the commands that made them.
-EXTRA = ["video-bframes.mp4", "video-bframes-negative-cts.mp4", "video-ctts-v0-negative.mp4", "frag-tfdt-start.mp4"]
+EXTRA = ["video-bframes.mp4", "video-bframes-negative-cts.mp4", "video-ctts-v0-negative.mp4", "frag-tfdt-start.mp4",
+         "frag-edit-duration-0.mp4"]
 
 # Fixtures whose expectations are stored in full; the others get per-track CRCs of the
 # packet fields (Swift tests recompute the same CRC), to keep Fixtures/ small.
@@ -271,6 +272,32 @@ def make_fixtures():
             struct.pack_into(layout, data, box.payload + 4, time + 90000)
     with open(os.path.join(FIXTURES, "frag-tfdt-start.mp4"), "wb") as f:
         f.write(data)
+    # frag-default-base-moof.mp4 with an edit list of duration 0 in each trak, as DASH and
+    # HLS init segments carry it (ISO/IEC 14496-12 § 8.6.6: the edit runs to the end of the
+    # media): video from media time 0, audio from 1024 (the AAC priming). Offsets in its
+    # fragments count from each moof, so growing moov moves nothing they point at.
+    write_edit_duration_zero(os.path.join(FIXTURES, "frag-default-base-moof.mp4"),
+                             os.path.join(FIXTURES, "frag-edit-duration-0.mp4"))
+
+
+def write_edit_duration_zero(source, target):
+    data = bytes(open(source, "rb").read())
+    moov = mp4box.top(mp4box.read_tree(data), b"moov")
+    out = bytearray(data[:moov.offset])
+    body = bytearray()
+    for child in moov.children:
+        chunk = data[child.offset:child.end]
+        if child.kind == b"trak":
+            media_time = 1024 if mp4box.handler_type(data, child) == b"soun" else 0
+            elst = struct.pack(">I4sB3xIIiHH", 28, b"elst", 0, 1, 0, media_time, 1, 0)
+            edts = struct.pack(">I4s", 8 + len(elst), b"edts") + elst
+            mdia = child.child(b"mdia")
+            chunk = (struct.pack(">I", child.size + len(edts)) + data[child.offset + 4:mdia.offset] + edts
+                     + data[mdia.offset:child.end])
+        body += chunk
+    out += struct.pack(">I4s", 8 + len(body), b"moov") + body + data[moov.end:]
+    with open(target, "wb") as f:
+        f.write(out)
 
 
 def write_expectations():

@@ -129,9 +129,8 @@ struct ExtractedMovie {
     ///     (1-based) to its 1-based index among them.
     ///   - codec: decides the brands, and for AAC the roll-recovery group (-1) written when
     ///     the input has none, as FFmpeg does.
-    ///   - mediaDuration: the `mdhd` duration to write. When it differs from the input's
-    ///     (fragmented or salvaged input), edits of duration 0 or running past the media
-    ///     are fitted to it.
+    ///   - mediaDuration: the `mdhd` duration to write. `track`'s edit list is the one the
+    ///     presentation rule (``TrackPresentation``) fitted to the media, written as it is.
     ///   - movieTimescale: the timescale `track`'s edit list counts in, when not the input
     ///     movie's (an edit made from `iTunSMPB` counts samples).
     init(movie: Movie, track: Track, table: SampleTable, entries: [[UInt8]], entryIndex: [UInt32: UInt32],
@@ -154,21 +153,11 @@ struct ExtractedMovie {
         guard movieTimescale > 0, media.timescale > 0 else {
             throw RemuxError(.invalidInput, "\(track.path): the movie or media timescale is 0")
         }
-        var editList = inputEdits ?? EditListBox(entries: [
+        let editList = inputEdits ?? EditListBox(entries: [
             .init(segmentDuration: rescaleRoundingUp(mediaDuration, from: media.timescale, to: movieTimescale) ?? 0,
                   mediaTime: 0),
         ])
-        if mediaDuration != media.duration, inputEdits != nil {
-            for i in editList.entries.indices where !editList.entries[i].isEmpty {
-                let start = UInt64(clamping: editList.entries[i].mediaTime)
-                let available = rescale(mediaDuration > start ? mediaDuration - start : 0, from: media.timescale,
-                                        to: movieTimescale) ?? UInt64.max
-                if editList.entries[i].segmentDuration == 0 || editList.entries[i].segmentDuration > available {
-                    editList.entries[i].segmentDuration = available
-                }
-            }
-        }
-        let trackDuration = editList.entries.lazy.map(\.segmentDuration).saturatingSum
+        let trackDuration = editList.entries.totalDuration
         if trackDuration == UInt64.max {
             throw RemuxError(.invalidInput, "\(track.path): the track's duration does not fit in 64 bits")
         }
@@ -227,26 +216,7 @@ struct ExtractedMovie {
     /// `edits` in another movie timescale, or nil (the track presented whole) when their
     /// durations do not fit 64 bits, in all or once rescaled, or sum to nothing.
     static func rescaled(_ edits: EditListBox, from old: UInt32, to new: UInt32) -> [EditListBox.Entry]? {
-        var entries = edits.entries
-        var total: UInt64 = 0
-        for i in entries.indices {
-            guard let duration = rescale(entries[i].segmentDuration, from: old, to: new) else { return nil }
-            let (sum, overflow) = total.addingReportingOverflow(duration)
-            guard !overflow else { return nil }
-            entries[i].segmentDuration = duration
-            total = sum
-        }
-        return total > 0 ? entries : nil
-    }
-}
-
-extension Sequence<UInt64> {
-    /// The sum, or `UInt64.max` when it does not fit: for durations that a file only claims,
-    /// where wrapping would turn days into seconds.
-    var saturatingSum: UInt64 {
-        reduce(0) { total, value in
-            let (sum, overflow) = total.addingReportingOverflow(value)
-            return overflow ? .max : sum
-        }
+        guard let entries = edits.entries.rescaled(from: old, to: new), entries.totalDuration > 0 else { return nil }
+        return entries
     }
 }

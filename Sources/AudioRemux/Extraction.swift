@@ -150,7 +150,8 @@ struct Extraction {
         let gapless = gaplessInfo(of: track, in: movie, codec: codec)
         return TrackPresentation(track: track,
                                  movieTimescale: gapless == nil ? movie.header.timescale : track.mediaHeader.timescale,
-                                 mediaDuration: table.totalDuration, gapless: gapless)
+                                 mediaDuration: table.totalDuration, gapless: gapless,
+                                 isFragmented: movie.isFragmented)
     }
 
     /// The file's `iTunSMPB` numbers when they can apply to `track`: it has no edit list,

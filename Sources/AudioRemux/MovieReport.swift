@@ -169,7 +169,8 @@ extension AudioExtractor {
         let presentation = TrackPresentation(track: track, movieTimescale: movie.header.timescale,
                                              mediaDuration: mediaTicks,
                                              gapless: Extraction.gaplessInfo(of: track, in: movie,
-                                                                             codec: planned.extraction?.codec))
+                                                                             codec: planned.extraction?.codec),
+                                             isFragmented: movie.isFragmented)
         let duration = presentation.seconds
         let edits = track.editList?.entries ?? []
         let entry = track.sampleDescriptions.entries.first

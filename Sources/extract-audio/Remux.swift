@@ -111,11 +111,13 @@ enum RemuxCommand {
                 let tracks = result.tracks.map { track in
                     JSON.object([("input_track_id", .int(Int(track.inputID))),
                                  ("track_id", .int(Int(track.outputID))), ("codec", .string(track.format)),
-                                 ("packets", .int(track.sampleCount)), ("duration", .double(track.seconds))])
+                                 ("packets", .int(track.sampleCount)), ("duration", .double(track.seconds)),
+                                 ("edit_rounding", .double(track.editRounding))])
                 }
                 Terminal.line(JSON.object([
                     ("input", .string(input)), ("output", .string(output)), ("status", .string("ok")),
                     ("duration", .double(result.duration)), ("tracks", .array(tracks)),
+                    ("edit_rounding", .double(result.tracks.map(\.editRounding).max() ?? 0)),
                     ("bytes", .int(Int(clamping: result.bytesWritten))), ("seconds", .double(seconds)),
                     ("notes", .array(result.notes.map(JSON.string))),
                     ("warnings", .array(result.warnings.map(JSON.string))),

@@ -113,6 +113,41 @@ final class RemuxCLITests: XCTestCase {
         XCTAssertEqual(Array(source[13..<53]), cut)  // 0.52 s is frame 13.
     }
 
+    /// An edit of duration 0 in a fragmented file runs to the end of the media (ISO/IEC
+    /// 14496-12 § 8.6.6; DASH and HLS init segments carry it): a cut inside the time the
+    /// fragments cover keeps both tracks, each lasting the range for ffprobe, with the
+    /// source's frames (FFmpeg). It used to be refused as outside the file.
+    func testEditOfDurationZeroInAFragmentedFileRunsToTheEnd() throws {
+        let input = fixture("frag-edit-duration-0.mp4")
+        let output = directory.file("cut.mp4")
+        let run = try runCLI(["remux", input, output, "--from", "1", "--to", "2"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertFalse(run.stderr.contains("left out"), run.stderr)
+        let kept = try streams(output)
+        XCTAssertEqual(kept.compactMap { $0["codec_type"] as? String }, ["video", "audio"])
+        for stream in kept {
+            XCTAssertEqual(Double(stream["duration"] as? String ?? "") ?? 0, 1.0, accuracy: 0.001)
+        }
+        XCTAssertEqual(try frames(output), Array(try frames(input)[25..<50]))  // 25 fps: frames 25–49.
+    }
+
+    /// A cut of tracks whose timescales have a common multiple past 2^31 − 1 (video at 12800,
+    /// AAC at 44100, subtitles at 10^6, text at 1000: 3,528,000,000) writes the largest one,
+    /// which FFmpeg reads (past 2^31 − 1 it reads a negative one: "Invalid mvhd time scale",
+    /// a duration of 4.45e9 s), and says how far the edits were rounded.
+    func testMovieTimescaleStaysWhereFFmpegReadsIt() throws {
+        let input = fixture("mp4-subtitle-chapters.mp4")
+        let output = directory.file("cut.mp4")
+        let run = try runCLI(["remux", input, output, "--from", "0.738", "--json"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(Double(try format(output)["duration"] as? String ?? "") ?? 0, 1.262, accuracy: 0.001)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let rounding = try XCTUnwrap(object["edit_rounding"] as? Double)
+        XCTAssertGreaterThan(rounding, 0)
+        XCTAssertLessThan(rounding, 1.0 / 44100)
+        XCTAssertTrue((object["notes"] as? [String] ?? []).contains { $0.contains("rounded by up to") })
+    }
+
     /// An audio cut's pre-roll: the packets after the first copied one, up to the one that
     /// presents --from, are not sync samples, so that a player starting at the sync sample at
     /// or before the edit's start (GStreamer's qtdemux) decodes the pre-roll instead of

@@ -47,3 +47,51 @@ final class GaplessInfoTests: XCTestCase {
         XCTAssertFalse(presentation.isFromGaplessInfo)
     }
 }
+
+/// The edit-list rule's cases from real files (issue 19, item 3).
+final class TrackPresentationTests: XCTestCase {
+    /// A last edit of duration 0 in a fragmented file runs to the end of the media; in a
+    /// regular file it stays as stated.
+    func testEditOfDurationZeroInAFragmentedFileRunsToTheEnd() {
+        let list = EditListBox(entries: [.init(segmentDuration: 0, mediaTime: 1024)])
+        let fragmented = TrackPresentation(editList: list, movieTimescale: 1000, mediaTimescale: 44100,
+                                           mediaDuration: 45056, path: "trak", isFragmented: true)
+        XCTAssertEqual(fragmented.edits, [.init(segmentDuration: 998, mediaTime: 1024)])  // 44032 ticks ≈ 998.4 ms.
+        XCTAssertEqual(fragmented.priming, 1024)
+        XCTAssertTrue(fragmented.isChanged)
+        let regular = TrackPresentation(editList: list, movieTimescale: 1000, mediaTimescale: 44100,
+                                        mediaDuration: 45056, path: "trak")
+        XCTAssertEqual(regular.edits, list.entries)
+    }
+
+    /// An empty edit longer than the media delays the track by all of it, as FFmpeg plays it.
+    func testEmptyEditLongerThanTheMediaIsHonoured() {
+        let list = EditListBox(entries: [.init(segmentDuration: 5000, mediaTime: -1),
+                                         .init(segmentDuration: 1000, mediaTime: 0)])
+        let presentation = TrackPresentation(editList: list, movieTimescale: 1000, mediaTimescale: 1000,
+                                             mediaDuration: 1000, path: "trak")
+        XCTAssertEqual(presentation.edits, list.entries)
+        XCTAssertTrue(presentation.warnings.isEmpty, "\(presentation.warnings)")
+        XCTAssertEqual(presentation.seconds, 6)
+    }
+
+    /// With B-frames the media is presented until its last frame ends, after the decode
+    /// times: a segment up to there is kept, not cut to the decode-time length.
+    func testSegmentsAreFittedToThePresentationEnd() {
+        let list = EditListBox(entries: [.init(segmentDuration: 1000, mediaTime: 100)])
+        let presentation = TrackPresentation(editList: list, movieTimescale: 1000, mediaTimescale: 1000,
+                                             mediaDuration: 1000, path: "trak", mediaEnd: 1100)
+        XCTAssertEqual(presentation.edits, list.entries)
+        XCTAssertFalse(presentation.isChanged)
+    }
+
+    /// The movie timescale: the least common multiple while FFmpeg can read it (2^31 − 1),
+    /// else the largest track timescale.
+    func testMovieTimescale() {
+        XCTAssertEqual(movieTimescale(forTracksOf: [12800, 48000]), 192_000)
+        XCTAssertEqual(movieTimescale(forTracksOf: [12800, 44100, 1000]), 28_224_000)
+        XCTAssertEqual(movieTimescale(forTracksOf: [12800, 44100, 1_000_000, 1000]), 1_000_000)  // LCM 3,528,000,000.
+        XCTAssertEqual(movieTimescale(forTracksOf: [0, 600]), 600)
+        XCTAssertNil(movieTimescale(forTracksOf: [0]))
+    }
+}

@@ -291,24 +291,12 @@ struct MuxPlan {
             let copied = CopiedTrack.description(of: track.track, quickTimeLayout: quickTimeLayout, notes: &notes)
             let id = try BackgroundMusic.converted { try output.addTrack(copied) }
             var ticks = rescale(samples.totalDuration, from: track.timescale, to: timescale) ?? 0
-            if !presentation.edits.isEmpty, let original = track.editList?.entries {
-                // The video's own edits (the presentation only vouches that they are sound).
-                var edits = original
-                var total: UInt64? = 0
-                for i in edits.indices {
-                    guard let duration = rescale(edits[i].segmentDuration, from: reader.movie.header.timescale,
-                                                 to: timescale),
-                          let sum = total?.addingReportingOverflow(duration), !sum.overflow else {
-                        total = nil
-                        break
-                    }
-                    edits[i].segmentDuration = duration
-                    total = sum.partialValue
-                }
-                if let total, total > 0 {
-                    try BackgroundMusic.converted { try output.setEdits(edits, for: id) }
-                    ticks = total
-                }
+            // The video's edits as the one presentation rule reads them, in the new movie
+            // timescale; none when it presents the track whole.
+            if let edits = presentation.edits(in: timescale), edits.totalDuration > 0,
+               edits.totalDuration < UInt64.max {
+                try BackgroundMusic.converted { try output.setEdits(edits, for: id) }
+                ticks = edits.totalDuration
             }
             if n == 0 { videoTicks = ticks }
             for sample in samples {
@@ -492,10 +480,7 @@ struct Clip {
         let presentation = reader.presentation(of: track, samples: samples)
         let priming = min(presentation.priming, total)
         var presented = total - priming
-        let segments = presentation.edits.filter { !$0.isEmpty }.reduce(UInt64(0)) { sum, edit in
-            let (total, overflow) = sum.addingReportingOverflow(edit.segmentDuration)
-            return overflow ? .max : total
-        }
+        let segments = presentation.edits.filter { !$0.isEmpty }.totalDuration
         if segments > 0, let ticks = rescale(segments, from: presentation.segmentTimescale, to: timescale) {
             presented = min(presented, ticks)
         }

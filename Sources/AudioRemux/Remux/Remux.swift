@@ -52,6 +52,10 @@ public struct RemuxResult: Sendable {
         public var skippedTicks: UInt64 = 0
         /// Media ticks presented.
         public var presentedTicks: UInt64 = 0
+        /// How far the written edits' durations are from the exact ones, at worst, in
+        /// seconds: they count in the output's movie timescale, which cannot always be a
+        /// multiple of every track's (``ISOBMFF/movieTimescale(forTracksOf:)``).
+        public var editRounding: Double = 0
     }
 
     /// The output's path.
@@ -167,18 +171,11 @@ public enum Remux {
             }
         }
         // A cut's edits are exact to the sample when the movie timescale is a multiple of
-        // every track's: the least common multiple where it fits in 32 bits.
+        // every track's (the least common multiple, where FFmpeg can read it); so is an edit
+        // made from iTunSMPB (it counts samples).
         var movieTimescale = movie.header.timescale
-        // So is an edit made from iTunSMPB (it counts samples): the track's rate in the movie.
         if options.range != nil || presentations.contains(where: \.isFromGaplessInfo) {
-            var lcm: UInt64 = 1
-            for track in kept {
-                let ts = UInt64(track.timescale)
-                guard ts > 0 else { continue }
-                lcm = lcm / gcd(lcm, ts) * ts
-                if lcm > UInt64(UInt32.max) { break }
-            }
-            if lcm <= UInt64(UInt32.max) && lcm > 1 { movieTimescale = UInt32(lcm) }
+            movieTimescale = ISOBMFF.movieTimescale(forTracksOf: kept.map(\.timescale)) ?? movieTimescale
         }
         writer = MovieWriter(movieTimescale: movieTimescale)
         if options.audioOnly {
@@ -223,6 +220,7 @@ public enum Remux {
             // An audio cut's pre-roll: the copied samples after the first, up to the one that
             // presents `from`, written as non-sync samples (see below).
             var preRollFollowers = 0..<0
+            var editRounding = 0.0
             if let cut = options.range {
                 let preRoll = PreRoll(track: track, sampleGroups: boxes?.sampleGroupDescriptions ?? [],
                                       hasSyncTable: track.kind != .audio && boxes?.syncSamples != nil)
@@ -230,8 +228,7 @@ public enum Remux {
                 do {
                     plan = try CutPlan(samples: samples, presentation: presentation, timescale: track.timescale,
                                        movieTimescale: presentation.segmentTimescale,
-                                       outputMovieTimescale: movieTimescale,
-                                       range: cut, preRoll: preRoll, editList: track.editList)
+                                       outputMovieTimescale: movieTimescale, range: cut, preRoll: preRoll)
                 } catch let failure as CutPlan.Failure {
                     throw RemuxError(.unsupportedInput, "\(name): track \(track.id) cannot be cut: \(failure)")
                 }
@@ -249,15 +246,23 @@ public enum Remux {
                     preRollFollowers = (range.lowerBound + 1)..<(plan.firstPresented + 1)
                 }
                 edits = plan.edits
+                editRounding = plan.editRounding
                 seconds = Double(plan.presentedTicks) / Double(track.timescale)
                 presentedTicks = plan.presentedTicks
                 anyPresented = true
             } else {
-                // The stated list where the presentation honours it: its fitting counts the
-                // media in decode time and would cut a B-frame video's last frames.
-                // An edit made from iTunSMPB (no list in the input) is written as an edit list.
-                edits = presentation.isFromGaplessInfo ? presentation.edits(in: movieTimescale)
-                    : presentation.edits.isEmpty ? nil : track.editList?.entries
+                // The edits as the one presentation rule reads them (an edit made from
+                // iTunSMPB too), in the output's movie timescale; none when it presents the
+                // track whole.
+                if !presentation.edits.isEmpty {
+                    guard let converted = presentation.edits(in: movieTimescale) else {
+                        throw RemuxError(.unsupportedInput, "\(name): the edit list of track \(track.id) does not "
+                                         + "fit the output's movie timescale")
+                    }
+                    edits = converted
+                    editRounding = worstEditRounding(of: converted, in: movieTimescale, from: presentation.edits,
+                                                     in: presentation.segmentTimescale)
+                }
                 anyPresented = true
             }
             var description = CopiedTrack.description(of: track.track, quickTimeLayout: movie.usesQuickTimeLayout,
@@ -294,6 +299,7 @@ public enum Remux {
             written.mediaTicks = ticks
             written.skippedTicks = edits?.first { !$0.isEmpty }.map { UInt64(clamping: $0.mediaTime) } ?? 0
             written.presentedTicks = presentedTicks ?? UInt64((seconds * Double(track.timescale)).rounded())
+            written.editRounding = editRounding
             tracks.append(written)
             duration = max(duration, seconds)
         }
@@ -303,14 +309,18 @@ public enum Remux {
                              + "\(options.range?.to.map { "\($0)" } ?? "end") s is outside \(name), which lasts "
                              + "\(formatSeconds(end)) s")
         }
+        let rounding = tracks.map(\.editRounding).max() ?? 0
+        if rounding > 0 {
+            notes.append("the edits count in a movie timescale of \(movieTimescale), not a multiple of every track's: "
+                         + "rounded by up to \(formatMicroseconds(rounding)) µs")
+        }
         return RemuxResult(outputPath: output, tracks: tracks, duration: duration, bytesWritten: 0, notes: notes,
                            warnings: warnings)
     }
 
-    static func gcd(_ a: UInt64, _ b: UInt64) -> UInt64 {
-        var (x, y) = (a, b)
-        while y != 0 { (x, y) = (y, x % y) }
-        return x
+    static func formatMicroseconds(_ seconds: Double) -> String {
+        let tenths = Int((seconds * 1e7).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
     }
 
     static func formatSeconds(_ value: Double) -> String {

@@ -88,3 +88,27 @@ public struct EditListBox: Box {
         }
     }
 }
+
+extension Array<EditListBox.Entry> {
+    /// The segment durations' sum (``Swift/Sequence/saturatingSum``): `UInt64.max` when it
+    /// passes 2^64.
+    public var totalDuration: UInt64 { lazy.map(\.segmentDuration).saturatingSum }
+
+    /// The edits with their segment durations moved from the movie timescale `old` to `new`,
+    /// each rounded to nearest; media times (in the media timescale) unchanged. Nil when a
+    /// timescale is 0 or a duration, or their sum, passes 2^64 there. The one conversion of
+    /// edit lists between movie timescales.
+    public func rescaled(from old: UInt32, to new: UInt32) -> [EditListBox.Entry]? {
+        guard new > 0 else { return nil }
+        var converted = self
+        var total: UInt64 = 0
+        for index in converted.indices {
+            guard let duration = rescale(converted[index].segmentDuration, from: old, to: new) else { return nil }
+            let (sum, overflow) = total.addingReportingOverflow(duration)
+            guard !overflow else { return nil }
+            total = sum
+            converted[index].segmentDuration = duration
+        }
+        return converted
+    }
+}

@@ -73,13 +73,14 @@ public struct MovieReader<Source: ByteSource> {
     /// when its media timescale is its sample entry's rate; the edit is then in the media
     /// timescale (the presentation's ``TrackPresentation/isFromGaplessInfo``).
     public func presentation(of track: MediaTrack, samples: SampleIndex) -> TrackPresentation {
-        let mediaDuration = samples.endDecodeTime - samples.firstDecodeTime
+        let mediaDuration = samples.totalDuration
         if let gapless = gaplessInfo(of: track) {
             return TrackPresentation(track: track.track, movieTimescale: track.timescale,
                                      mediaDuration: mediaDuration, gapless: gapless)
         }
         return TrackPresentation(track: track.track, movieTimescale: movie.header.timescale,
-                                 mediaDuration: mediaDuration)
+                                 mediaDuration: mediaDuration, mediaEnd: samples.presentationEnd,
+                                 isFragmented: movie.isFragmented)
     }
 
     /// The `iTunSMPB` numbers where they apply to `track` (see ``presentation(of:samples:)``).

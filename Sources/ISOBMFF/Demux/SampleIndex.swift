@@ -114,6 +114,15 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
     /// `ctts` version: ``CompositionOffsetBox/offset(coded:)``).
     public var compositionOffsetRange: ClosedRange<Int64> { minimumOffset...maximumOffset }
 
+    /// Where the presentation of the media ends, counted like ``totalDuration`` from
+    /// ``firstDecodeTime``: the decode times' end moved by the largest composition offset
+    /// when it is positive (B-frames are presented after they are decoded), a bound on the
+    /// latest `pts + duration`. What an edit list may present of the media. O(1).
+    public var presentationEnd: UInt64 {
+        let (end, overflow) = totalDuration.addingReportingOverflow(UInt64(Swift.max(0, maximumOffset)))
+        return overflow ? UInt64.max : end
+    }
+
     /// The sum of the sample durations, in the media timescale.
     public var totalDuration: UInt64 { endDecodeTime - firstDecodeTime }  // end ≥ first: checked sum.
 

@@ -8,12 +8,18 @@
 /// track is presented whole:
 /// - a sum or a conversion between timescales overflows;
 /// - a media time is below -1 (-1 marks an empty edit) or at or past the end of the media;
-/// - an empty edit (a delay) is longer than the media itself;
 /// - a timescale is 0.
+///
+/// An empty edit (a delay) is honoured whatever its length, even longer than the media: the
+/// track then starts after it, as FFmpeg and GStreamer play it.
 ///
 /// A segment that runs past the end of the media is fitted to it (with a warning when it
 /// claims more than ``Limits/editOverrunTolerance`` seconds beyond it): real files round
-/// their edits, and the presented duration is never more than the media holds.
+/// their edits, and the presented duration is never more than the media holds. The media
+/// ends where its last frame is presented (`mediaEnd`: with B-frames, after the decode
+/// times end), so a video's last frames are kept. In a fragmented file, a last edit of
+/// duration 0 runs to the end of the media (ISO/IEC 14496-12 § 8.6.6.3: DASH and HLS init
+/// segments carry one, the fragments' length being unknown when `moov` is written).
 ///
 /// A track without an edit list whose file carries an `iTunSMPB` item (``GaplessInfo``:
 /// iTunes, `afconvert`, qaac) is presented as Apple's players present it: `priming` samples
@@ -43,14 +49,7 @@ public struct TrackPresentation: Sendable, Equatable {
     /// rounded to nearest; nil when a duration overflows there or the presentation has no
     /// timescale. Empty when the track is presented whole.
     public func edits(in timescale: UInt32) -> [EditListBox.Entry]? {
-        var converted = edits
-        for index in converted.indices {
-            guard let duration = rescale(converted[index].segmentDuration, from: segmentTimescale, to: timescale) else {
-                return nil
-            }
-            converted[index].segmentDuration = duration
-        }
-        return converted
+        edits.rescaled(from: segmentTimescale, to: timescale)
     }
 
     /// Checks `editList` against a media of `mediaDuration` ticks of `mediaTimescale`.
@@ -65,8 +64,12 @@ public struct TrackPresentation: Sendable, Equatable {
     ///   - gapless: the file's `iTunSMPB` numbers, in samples of `mediaTimescale` (the caller
     ///     checks that the media timescale is the sample rate); used only when `editList` has
     ///     no entries. For an exact edit, pass the media timescale as `movieTimescale`.
+    ///   - mediaEnd: where the media's presentation ends (the latest `pts + duration`, in
+    ///     media ticks), when later than `mediaDuration` (B-frames); nil for `mediaDuration`.
+    ///   - isFragmented: the track's samples come from movie fragments: a last edit of
+    ///     duration 0 then runs to the end of the media.
     public init(editList: EditListBox?, movieTimescale: UInt32, mediaTimescale: UInt32, mediaDuration: UInt64,
-                path: String, gapless: GaplessInfo? = nil) {
+                path: String, gapless: GaplessInfo? = nil, mediaEnd: UInt64? = nil, isFragmented: Bool = false) {
         if editList?.entries.isEmpty ?? true, let gapless,
            let fromItem = Self.fromGaplessInfo(gapless, movieTimescale: movieTimescale,
                                                mediaTimescale: mediaTimescale, mediaDuration: mediaDuration,
@@ -75,7 +78,8 @@ public struct TrackPresentation: Sendable, Equatable {
             self = fromItem
         } else {
             self = Self.checked(editList, movieTimescale: movieTimescale, mediaTimescale: mediaTimescale,
-                                mediaDuration: mediaDuration, path: path)
+                                mediaDuration: mediaDuration, mediaEnd: Swift.max(mediaEnd ?? 0, mediaDuration),
+                                isFragmented: isFragmented, path: path)
         }
         segmentTimescale = movieTimescale
     }
@@ -102,7 +106,8 @@ public struct TrackPresentation: Sendable, Equatable {
     }
 
     private static func checked(_ editList: EditListBox?, movieTimescale: UInt32, mediaTimescale: UInt32,
-                                mediaDuration: UInt64, path: String) -> TrackPresentation {
+                                mediaDuration: UInt64, mediaEnd: UInt64, isFragmented: Bool,
+                                path: String) -> TrackPresentation {
         let whole = mediaTimescale == 0 ? 0 : Double(mediaDuration) / Double(mediaTimescale)
         let input = editList?.entries ?? []
         func presentedWhole(_ reason: String?) -> TrackPresentation {
@@ -115,7 +120,6 @@ public struct TrackPresentation: Sendable, Equatable {
         guard movieTimescale > 0, mediaTimescale > 0 else { return presentedWhole("the movie or media timescale is 0") }
         var edits: [EditListBox.Entry] = []
         var warnings: [String] = []
-        var total: UInt64 = 0
         let tolerance = UInt64(mediaTimescale) * Limits.editOverrunTolerance  // < 2^32 · 2^8: no overflow.
         for (n, entry) in input.enumerated() {
             var edit = entry
@@ -124,21 +128,19 @@ public struct TrackPresentation: Sendable, Equatable {
                 return presentedWhole("edit \(number) lasts \(edit.segmentDuration) ticks of 1/\(movieTimescale) s, "
                                       + "which overflows in the media's timescale")
             }
-            if edit.isEmpty {
-                guard ticks <= mediaDuration else {
-                    return presentedWhole("edit \(number) delays the track by \(seconds(ticks, mediaTimescale)) s, "
-                                          + "longer than its \(seconds(mediaDuration, mediaTimescale)) s of media")
-                }
-            } else {
+            if !edit.isEmpty {
                 guard let start = UInt64(exactly: edit.mediaTime) else {
                     return presentedWhole("edit \(number) starts at media time \(edit.mediaTime)")
                 }
-                guard start < mediaDuration else {
+                guard start < mediaEnd else {
                     return presentedWhole("edit \(number) starts at media time \(start), past the media's "
-                                          + "\(mediaDuration) ticks")
+                                          + "\(mediaEnd) ticks")
                 }
-                let available = mediaDuration - start  // start < mediaDuration, checked above.
-                if ticks > available {
+                let available = mediaEnd - start  // start < mediaEnd, checked above.
+                if isFragmented && ticks == 0 && number == input.count {
+                    // To the end of the media: rescale cannot fail on a value below one that converted.
+                    edit.segmentDuration = rescale(available, from: mediaTimescale, to: movieTimescale) ?? 0
+                } else if ticks > available {
                     // Fitted to the media's end; rescale cannot fail on a value below one that converted.
                     let fitted = rescale(available, from: mediaTimescale, to: movieTimescale) ?? 0
                     if ticks - available > tolerance {
@@ -149,11 +151,10 @@ public struct TrackPresentation: Sendable, Equatable {
                     edit.segmentDuration = fitted
                 }
             }
-            let (sum, overflow) = total.addingReportingOverflow(edit.segmentDuration)
-            guard !overflow else { return presentedWhole("its durations add up past 2^64") }
-            total = sum
             edits.append(edit)
         }
+        let total = edits.totalDuration
+        guard total < UInt64.max else { return presentedWhole("its durations add up past 2^64") }
         let priming = edits.first { !$0.isEmpty }.map { UInt64(clamping: $0.mediaTime) } ?? 0
         let seconds = Double(total) / Double(movieTimescale)
         return TrackPresentation(edits: edits, isChanged: edits != input, warnings: warnings, priming: priming,
@@ -162,10 +163,11 @@ public struct TrackPresentation: Sendable, Equatable {
 
     /// The presentation of `track`, whose samples last `mediaDuration` ticks; `gapless` as in
     /// ``init(editList:movieTimescale:mediaTimescale:mediaDuration:path:gapless:)``.
-    public init(track: Track, movieTimescale: UInt32, mediaDuration: UInt64, gapless: GaplessInfo? = nil) {
+    public init(track: Track, movieTimescale: UInt32, mediaDuration: UInt64, gapless: GaplessInfo? = nil,
+                mediaEnd: UInt64? = nil, isFragmented: Bool = false) {
         self.init(editList: track.editList, movieTimescale: movieTimescale,
                   mediaTimescale: track.mediaHeader.timescale, mediaDuration: mediaDuration, path: track.path,
-                  gapless: gapless)
+                  gapless: gapless, mediaEnd: mediaEnd, isFragmented: isFragmented)
     }
 
     init(edits: [EditListBox.Entry], isChanged: Bool, warnings: [String], priming: UInt64, seconds: Double,

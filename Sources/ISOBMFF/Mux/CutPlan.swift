@@ -116,7 +116,10 @@ public struct CutPlan: Sendable, Equatable {
     public var firstPresented: Int
     /// Media ticks presented (`to − from`, or less where the track ends first).
     public var presentedTicks: UInt64
-    /// Whether the copy had to start at a sample that is not a sync sample because none
+    /// The worst rounding of ``edits``' segment durations in the output movie timescale, in
+    /// seconds: 0 when that timescale is a multiple of the track's.
+    public var editRounding: Double
+        /// Whether the copy had to start at a sample that is not a sync sample because none
     /// precedes `from` (the decoder may show garbage until the first sync sample).
     public var startsBeforeFirstSync: Bool
 
@@ -139,15 +142,10 @@ public struct CutPlan: Sendable, Equatable {
     ///   - outputMovieTimescale: the output's, in which the plan's segment durations count.
     ///   - range: what to keep, in seconds of the presentation: `[from, to)`.
     ///   - preRoll: what the decoder needs before the first presented sample.
-    ///   - editList: the track's edit list as the file states it. ``TrackPresentation`` fits
-    ///     a segment to the media's decode-time duration; a video's frames are presented
-    ///     later than they are decoded (`ctts`), so the stated segment, capped at the last
-    ///     frame's presentation end, is what players show.
     /// - Throws: ``Failure`` when the edit list has several non-empty edits or a rate other
     ///   than 1, or when a time does not fit.
     public init?(samples: SampleIndex, presentation: TrackPresentation, timescale: UInt32, movieTimescale: UInt32,
-                 outputMovieTimescale: UInt32, range: CutRange, preRoll: PreRoll,
-                 editList: EditListBox? = nil) throws {
+                 outputMovieTimescale: UInt32, range: CutRange, preRoll: PreRoll) throws {
         guard samples.count > 0, timescale > 0, movieTimescale > 0, outputMovieTimescale > 0 else { return nil }
         func fail(_ message: String) -> Failure { Failure(description: message) }
         // The presentation as one delay and one window of media: [mediaStart, mediaStart + length).
@@ -158,13 +156,10 @@ public struct CutPlan: Sendable, Equatable {
         guard media.count <= 1 else {
             throw fail("its edit list has \(media.count) segments of media; only one can be cut")
         }
-        // The stated segments where the presentation kept the list (it only fits them).
-        let stated = editList.map(\.entries) ?? []
-        let edits = stated.count == presentation.edits.count && !stated.isEmpty ? stated : presentation.edits
-        let (lastEnd, o1) = samples.endDecodeTime.addingReportingOverflow(
-            UInt64(Swift.max(0, samples.compositionOffsetRange.upperBound)))
+        // The rule fitted the segments to the media's presentation end (its last frame's).
+        let (lastEnd, o1) = samples.firstDecodeTime.addingReportingOverflow(samples.presentationEnd)
         let presentationEnd = o1 ? UInt64.max : lastEnd
-        for edit in edits {
+        for edit in presentation.edits {
             guard edit.rateInteger == 1 || edit.isEmpty, edit.rateFraction == 0 else {
                 throw fail("its edit list plays at a rate other than 1")
             }
@@ -172,7 +167,7 @@ public struct CutPlan: Sendable, Equatable {
                 throw fail("an edit lasts longer than 2^64 ticks")
             }
             if edit.isEmpty {
-                guard media.isEmpty || edit == edits.first else {
+                guard media.isEmpty || edit == presentation.edits.first else {
                     throw fail("its edit list has an empty edit after media")
                 }
                 let (sum, overflow) = delay.addingReportingOverflow(ticks)
@@ -253,8 +248,14 @@ public struct CutPlan: Sendable, Equatable {
             throw fail("the cut's times do not fit the movie timescale")
         }
         var written: [EditListBox.Entry] = []
-        if delaySegment > 0 { written.append(EditListBox.Entry(segmentDuration: delaySegment, mediaTime: -1)) }
+        var exact: [EditListBox.Entry] = []
+        if delaySegment > 0 {
+            written.append(EditListBox.Entry(segmentDuration: delaySegment, mediaTime: -1))
+            exact.append(EditListBox.Entry(segmentDuration: outputDelay, mediaTime: -1))
+        }
         written.append(EditListBox.Entry(segmentDuration: segment, mediaTime: mediaTime))
+        exact.append(EditListBox.Entry(segmentDuration: presented, mediaTime: mediaTime))
+        editRounding = worstEditRounding(of: written, in: outputMovieTimescale, from: exact, in: timescale)
         self.samples = first..<(last + 1)
         self.edits = written
         firstPresented = target

@@ -298,10 +298,7 @@ public struct MovieWriter: Sendable {
     private func presentedDuration(_ track: WrittenTrack) -> UInt64 {
         if let edits = track.edits {
             // Saturating: a caller's edits summing past 2^64 ticks are written as the maximum.
-            return edits.reduce(UInt64(0)) { sum, edit in
-                let (total, overflow) = sum.addingReportingOverflow(edit.segmentDuration)
-                return overflow ? UInt64.max : total
-            }
+            return edits.totalDuration
         }
         return rescaleRoundingUp(track.table.duration, from: track.description.timescale, to: movieTimescale)
             ?? UInt64.max
