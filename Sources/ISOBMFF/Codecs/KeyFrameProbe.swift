@@ -17,7 +17,20 @@
 public struct KeyFrameProbe: Sendable {
     /// The codec family recognised (for messages and tests).
     public enum Codec: String, Sendable {
-        case h264, hevc, mpeg4Visual, h263, vc1, vp9, av1
+        /// H.264 / AVC (ITU-T H.264): `avc1`, `avc3`.
+        case h264
+        /// HEVC (ITU-T H.265): `hvc1`, `hev1`, and Dolby Vision's `dvh1`, `dvhe`.
+        case hevc
+        /// MPEG-4 Visual (ISO/IEC 14496-2): `mp4v`.
+        case mpeg4Visual
+        /// H.263 (ITU-T H.263): `s263`, `h263`, `H263`.
+        case h263
+        /// VC-1 advanced profile (SMPTE 421M): `vc-1`.
+        case vc1
+        /// VP9: `vp09`.
+        case vp9
+        /// AV1: `av01`.
+        case av1
     }
 
     /// The codec whose bitstream the probe reads.
@@ -130,7 +143,9 @@ public struct KeyFrameProbe: Sendable {
         }
     }
 
-    /// Whether `sample` can be decoded alone; see ``isKeyFrame(_:)-(ArraySlice<UInt8>)``.
+    /// Whether `sample` can be decoded alone: true when it is a random-access point, false
+    /// when it needs earlier frames, nil when the bytes do not tell (the same answer as for
+    /// the sample as an `ArraySlice`).
     public func isKeyFrame(_ sample: [UInt8]) -> Bool? {
         isKeyFrame(sample[...])
     }
