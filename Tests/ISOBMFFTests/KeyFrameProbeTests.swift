@@ -88,10 +88,25 @@ final class KeyFrameProbeTests: XCTestCase {
                     _ = probe.isKeyFrame(sample[length...])  // a slice not starting at 0
                 }
             }
-            // Every byte value in every position of a short sample.
+            // Every byte value repeated, then pseudo-random bytes (xorshift, fixed seed)
+            // behind each real sample's first bytes, so that the headers parse and what
+            // follows is garbage.
             for byte in 0...255 {
                 for count in 1...6 {
                     _ = probe.isKeyFrame([UInt8](repeating: UInt8(byte), count: count))
+                }
+            }
+            var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+            for sample in track.samples {
+                for keep in [0, 1, 2, 4, 5, 8] {
+                    var bytes = Array(sample.prefix(keep))
+                    for _ in 0..<48 {
+                        state ^= state << 13
+                        state ^= state >> 7
+                        state ^= state << 17
+                        bytes.append(UInt8(truncatingIfNeeded: state))
+                    }
+                    _ = probe.isKeyFrame(bytes)
                 }
             }
         }
@@ -111,8 +126,8 @@ final class KeyFrameProbeTests: XCTestCase {
         var h264 = try videoTrack("h264-bframes.mp4")
         let idr = try XCTUnwrap(h264.probe?.isKeyFrame(h264.samples[0]))
         XCTAssertTrue(idr)
-        XCTAssertEqual(h264.probe?.isKeyFrame(rewritingNALHeaders(h264.samples[0]) { $0 & 0x1F == 5 ? $0 & 0xE0 | 1 : $0 }),
-                       false)
+        let nonIDR = rewritingNALHeaders(h264.samples[0]) { $0 & 0x1F == 5 ? $0 & 0xE0 | 1 : $0 }
+        XCTAssertEqual(h264.probe?.isKeyFrame(nonIDR), false)
         h264.samples[1] = rewritingNALHeaders(h264.samples[1]) { $0 & 0x1F == 1 ? $0 & 0xE0 | 5 : $0 }
         XCTAssertEqual(h264.probe?.isKeyFrame(h264.samples[1]), true)
 
@@ -413,8 +428,9 @@ final class KeyFrameProbeTests: XCTestCase {
     }
 
     func startCode(_ code: UInt8, in bytes: [UInt8]) -> Int? {
-        (0..<max(0, bytes.count - 4)).first { bytes[$0] == 0 && bytes[$0 + 1] == 0 && bytes[$0 + 2] == 1 && bytes[$0 + 3] == code }
-            .map { $0 + 3 }
+        (0..<max(0, bytes.count - 4)).first {
+            bytes[$0] == 0 && bytes[$0 + 1] == 0 && bytes[$0 + 2] == 1 && bytes[$0 + 3] == code
+        }.map { $0 + 3 }
     }
 
     /// The offset of the first frame (header) OBU's payload in an AV1 temporal unit.
