@@ -158,3 +158,42 @@ extension FourCC {
     /// `roll`: the roll recovery sample group; for audio, the pre-roll before a seek point (§ 10.1).
     public static let roll: FourCC = "roll"
 }
+
+/// Video sample entry formats and the configuration boxes they carry, for the codecs whose
+/// key frames ``KeyFrameProbe`` reads.
+extension FourCC {
+    /// `avc1`: H.264 with parameter sets in `avcC` only (ISO/IEC 14496-15 § 5.4.2).
+    public static let avc1: FourCC = "avc1"
+    /// `avc3`: H.264 with parameter sets in the samples too (ISO/IEC 14496-15 § 5.4.2).
+    public static let avc3: FourCC = "avc3"
+    /// `avcC`: the AVC decoder configuration record (ISO/IEC 14496-15 § 5.3.3).
+    public static let avcC: FourCC = "avcC"
+    /// `hvc1`: HEVC with parameter sets in `hvcC` only (ISO/IEC 14496-15 § 8.4.1).
+    public static let hvc1: FourCC = "hvc1"
+    /// `hev1`: HEVC with parameter sets in the samples too (ISO/IEC 14496-15 § 8.4.1).
+    public static let hev1: FourCC = "hev1"
+    /// `dvh1`: Dolby Vision over HEVC, parameter sets in the entry (Dolby Vision in ISOBMFF).
+    public static let dvh1: FourCC = "dvh1"
+    /// `dvhe`: Dolby Vision over HEVC, parameter sets in the samples too.
+    public static let dvhe: FourCC = "dvhe"
+    /// `hvcC`: the HEVC decoder configuration record (ISO/IEC 14496-15 § 8.3.3).
+    public static let hvcC: FourCC = "hvcC"
+    /// `mp4v`: MPEG-4 Visual, or another MPEG video named by its `esds` (ISO/IEC 14496-14 § 5.6).
+    public static let mp4v: FourCC = "mp4v"
+    /// `s263`: H.263 in 3GPP files (3GPP TS 26.244 § 6.6).
+    public static let s263: FourCC = "s263"
+    /// `h263`: H.263 as some writers name it in ISO files.
+    public static let h263: FourCC = "h263"
+    /// `H263`: H.263 in QuickTime movies (what FFmpeg's mov muxer writes for H.263+).
+    public static let h263QuickTime: FourCC = "H263"
+    /// `vc-1`: SMPTE VC-1 (SMPTE RP 2025), configured by `dvc1`.
+    public static let vc1: FourCC = "vc-1"
+    /// `dvc1`: the VC-1 decoder specific structure (SMPTE RP 2025 § 6).
+    public static let dvc1: FourCC = "dvc1"
+    /// `vp09`: VP9 (VP Codec ISO Media File Format Binding § 2.2), configured by `vpcC`.
+    public static let vp09: FourCC = "vp09"
+    /// `av01`: AV1 (AV1 Codec ISO Media File Format Binding § 2.2), configured by `av1C`.
+    public static let av01: FourCC = "av01"
+    /// `av1C`: the AV1 codec configuration record (AV1 ISOBMFF binding § 2.3).
+    public static let av1C: FourCC = "av1C"
+}

@@ -79,3 +79,15 @@ extension Limits {
     /// The most metadata items `probe` lists from one `ilst`.
     public static let maximumMetadataItems = 4096
 }
+
+extension Limits {
+    /// The most bytes ``KeyFrameProbe`` scans for a start code or unescapes (H.264 SEI
+    /// messages) in one sample. A picture header comes within the first few hundred bytes
+    /// in real streams; x264's first SEI, its version string, takes about 700.
+    public static let keyFrameProbeScanBytes = 8192
+
+    /// The most NAL units, OBUs or start codes ``KeyFrameProbe`` walks in one sample before
+    /// giving up: an access unit puts its delimiters, parameter sets and SEI before the
+    /// first slice, a handful in practice.
+    public static let keyFrameProbeUnits = 64
+}
