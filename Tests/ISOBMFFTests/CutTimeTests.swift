@@ -26,6 +26,9 @@ final class CutTimeTests: XCTestCase {
         let time = CutTime(nanoseconds: 2_520_000_000)
         XCTAssertEqual(time.ticks(25), 63)
         XCTAssertEqual(time.ticks(48000), 120_960)
+        XCTAssertEqual(CutTime(nanoseconds: 550_000_000).ticks(10, rounding: .down), 5)  // In tick 5.
+        XCTAssertEqual(CutTime(nanoseconds: 550_000_000).ticks(10, rounding: .up), 6)
+        XCTAssertEqual(CutTime(nanoseconds: 500_000_000).ticks(10, rounding: .up), 5)  // On an edge: exact.
         XCTAssertEqual(CutTime(nanoseconds: UInt64.max).ticks(UInt32.max), nil)
         XCTAssertEqual(time.description, "2.520")
     }

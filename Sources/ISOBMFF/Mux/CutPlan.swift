@@ -179,12 +179,15 @@ public struct CutPlan: Sendable, Equatable {
                 length = Swift.min(ticks, presentationEnd > mediaStart ? presentationEnd - mediaStart : 0)
             }
         }
-        guard let fromTicks = range.from.ticks(timescale) else {
+        // [from, to) keeps every tick it touches: the one presented at `from` (a frame of a
+        // coarse timescale, 10 ticks a second in a camera's MJPEG, starts before it) and
+        // every one that starts before `to`.
+        guard let fromTicks = range.from.ticks(timescale, rounding: .down) else {
             throw fail("the cut's start does not fit the timescale")
         }
         let (trackEnd, overflow) = delay.addingReportingOverflow(length)
         guard !overflow else { throw fail("its presentation ends past 2^64 ticks") }
-        let toTicks = range.to.map { $0.ticks(timescale) ?? UInt64.max } ?? UInt64.max
+        let toTicks = range.to.map { $0.ticks(timescale, rounding: .up) ?? UInt64.max } ?? UInt64.max
         let start = Swift.max(fromTicks, delay)
         let end = Swift.min(toTicks, trackEnd)
         guard start < end else { return nil }

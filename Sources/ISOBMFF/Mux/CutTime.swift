@@ -54,11 +54,26 @@ public struct CutTime: Sendable, Hashable, Comparable, CustomStringConvertible {
         return nil
     }
 
-    /// The time in ticks of `timescale`, rounded to the nearest tick; nil when it does not
-    /// fit in 64 bits.
-    public func ticks(_ timescale: UInt32) -> UInt64? {
+    /// How ``ticks(_:rounding:)`` rounds a time that falls inside a tick.
+    public enum Rounding: Sendable {
+        /// To the nearest tick (halves up).
+        case nearest
+        /// To the start of the tick the time falls in: the tick presented at that time.
+        case down
+        /// To the end of the tick the time falls in: every tick that starts before the time.
+        case up
+    }
+
+    /// The time in ticks of `timescale`, rounded as `rounding` says (to the nearest tick by
+    /// default); nil when it does not fit in 64 bits.
+    public func ticks(_ timescale: UInt32, rounding: Rounding = .nearest) -> UInt64? {
         let product = nanoseconds.multipliedFullWidth(by: UInt64(timescale))
-        let (low, carry) = product.low.addingReportingOverflow(500_000_000)
+        let bias: UInt64 = switch rounding {
+        case .nearest: 500_000_000
+        case .down: 0
+        case .up: 999_999_999
+        }
+        let (low, carry) = product.low.addingReportingOverflow(bias)
         let high = product.high + (carry ? 1 : 0)  // high < timescale ≤ 2^32: no overflow.
         guard high < 1_000_000_000 else { return nil }
         return UInt64(1_000_000_000).dividingFullWidth((high, low)).quotient
