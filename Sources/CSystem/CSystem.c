@@ -2,7 +2,9 @@
 #include "CSystem.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #if defined(__linux__)
@@ -80,4 +82,66 @@ int csystem_terminal_columns(int fd) {
     struct winsize size;
     if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
     return (int)size.ws_col;
+}
+
+struct csystem_lock {
+    pthread_mutex_t mutex;
+};
+
+csystem_lock *csystem_lock_create(void) {
+    csystem_lock *lock = malloc(sizeof *lock);
+    if (lock == NULL) return NULL;
+    if (pthread_mutex_init(&lock->mutex, NULL) != 0) {
+        free(lock);
+        return NULL;
+    }
+    return lock;
+}
+
+void csystem_lock_destroy(csystem_lock *lock) {
+    if (lock == NULL) return;
+    (void)pthread_mutex_destroy(&lock->mutex);
+    free(lock);
+}
+
+void csystem_lock_lock(csystem_lock *lock) {
+    if (pthread_mutex_lock(&lock->mutex) != 0) abort();
+}
+
+void csystem_lock_unlock(csystem_lock *lock) {
+    if (pthread_mutex_unlock(&lock->mutex) != 0) abort();
+}
+
+uint64_t csystem_atomic_or(uint64_t *word, uint64_t bits) {
+    return __atomic_fetch_or(word, bits, __ATOMIC_RELEASE);
+}
+
+uint64_t csystem_atomic_and(uint64_t *word, uint64_t bits) {
+    return __atomic_fetch_and(word, bits, __ATOMIC_RELEASE);
+}
+
+uint64_t csystem_atomic_load(const uint64_t *word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+struct csystem_thread {
+    pthread_t thread;
+};
+
+csystem_thread *csystem_thread_start(void *(*body)(void *), void *context) {
+    csystem_thread *handle = malloc(sizeof *handle);
+    if (handle == NULL) return NULL;
+    int status = pthread_create(&handle->thread, NULL, body, context);
+    if (status != 0) {
+        free(handle);
+        errno = status;
+        return NULL;
+    }
+    return handle;
+}
+
+void csystem_thread_join(csystem_thread *thread) {
+    if (thread == NULL) return;
+    (void)pthread_join(thread->thread, NULL);
+    free(thread);
 }
