@@ -18,7 +18,7 @@ let package = Package(
         // Track selection, sample tables, planning and streaming the output file.
         .target(name: "AudioRemux", dependencies: ["ISOBMFF", "CSystem"]),
         // The command-line tool.
-        .executableTarget(name: "extract-audio", dependencies: ["AudioRemux"]),
+        .executableTarget(name: "extract-audio", dependencies: ["AudioRemux", "CSystem"]),
         // Helpers shared by the test targets: hex literals, synthetic movies, fixture paths.
         .target(name: "TestSupport", dependencies: ["ISOBMFF"], path: "Tests/TestSupport"),
         .testTarget(name: "ISOBMFFTests", dependencies: ["ISOBMFF", "TestSupport"]),

@@ -6,7 +6,6 @@
 import Darwin
 #endif
 import AudioRemux
-import Synchronization
 
 /// Runs the inputs of a batch (`--output-dir` with several inputs) on `--jobs` threads.
 ///
@@ -30,30 +29,12 @@ enum Batch {
             return (0..<count).map(body)
         }
         let state = State(count: count, bar: showsProgress ? BatchBar(total: count) : nil, body: body)
-        var threads: [pthread_t] = []
-        for _ in 0..<workers {
-            let context = Unmanaged.passRetained(state).toOpaque()
-            #if canImport(Darwin)
-            var thread: pthread_t?
-            guard pthread_create(&thread, nil, workerMain, context) == 0, let thread else {
-                Unmanaged<State>.fromOpaque(context).release()
-                continue
-            }
-            threads.append(thread)
-            #else
-            var thread = pthread_t()
-            guard pthread_create(&thread, nil, workerMain, context) == 0 else {
-                Unmanaged<State>.fromOpaque(context).release()
-                continue
-            }
-            threads.append(thread)
-            #endif
-        }
+        let threads = (0..<workers).compactMap { _ in WorkerThread { state.work() } }
         if threads.isEmpty {
             // No thread could be started: run them here, one after another.
             state.work()
         }
-        for thread in threads { pthread_join(thread, nil) }
+        for thread in threads { thread.join() }
         return state.outcomes()
     }
 
@@ -70,14 +51,14 @@ enum Batch {
 
         let count: Int
         let body: @Sendable (Int) -> Outcome
-        let progress: Mutex<Progress>
+        let progress: Locked<Progress>
         let bar: BatchBar?
 
         init(count: Int, bar: BatchBar?, body: @escaping @Sendable (Int) -> Outcome) {
             self.count = count
             self.body = body
             self.bar = bar
-            progress = Mutex(Progress(outcomes: Array(repeating: nil, count: count),
+            progress = Locked(Progress(outcomes: Array(repeating: nil, count: count),
                                       printed: Array(repeating: nil, count: count)))
         }
 
@@ -117,14 +98,6 @@ enum Batch {
             progress.withLock { state in state.outcomes.map { $0 ?? .failed(.ioError) } }
         }
     }
-}
-
-/// A worker thread's entry point; `context` is a retained ``Batch/State``.
-private func workerMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-    guard let context else { return nil }
-    let state = Unmanaged<Batch.State>.fromOpaque(context).takeRetainedValue()
-    state.work()
-    return nil
 }
 
 /// The text a job prints while it runs on a batch worker, kept in order for later.

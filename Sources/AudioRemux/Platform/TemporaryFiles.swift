@@ -5,20 +5,26 @@
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import CSystem
 
 /// The temporary output files in progress, so that a signal handler can remove them.
 ///
-/// ``removeAll()`` is async-signal-safe: it reads an atomic bit set and calls `unlink` on
-/// paths kept in memory allocated once, never freed. Up to 64 files in progress are tracked;
+/// ``removeAll()`` is async-signal-safe: it reads an atomic bit set (the C shim's lock-free
+/// `__atomic` operations, not a lock) and calls `unlink` on paths kept in memory allocated
+/// once, never freed. Up to 64 files in progress are tracked;
 /// beyond that a file is still removed on every ordinary error path.
 public enum TemporaryFiles {
     static let slotCount = 64
     static let pathCapacity = Int(PATH_MAX) + 1
-    /// One bit per slot: set while the slot holds the path of a file in progress.
-    static let active = Atomic<UInt64>(0)
+    /// One bit per slot: set while the slot holds the path of a file in progress. Only
+    /// read and written through `csystem_atomic_*`; allocated once, never freed.
+    nonisolated(unsafe) static let active: UnsafeMutablePointer<UInt64> = {
+        let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        word.initialize(to: 0)
+        return word
+    }()
     /// Slots taken (including ones being filled); guarded so two threads never share one.
-    static let taken = Mutex<UInt64>(0)
+    static let taken = Locked<UInt64>(0)
     // Allocated once and never freed, so a signal handler can read it at any time.
     nonisolated(unsafe) static let paths = UnsafeMutablePointer<CChar>.allocate(capacity: slotCount * pathCapacity)
 
@@ -37,19 +43,19 @@ public enum TemporaryFiles {
         utf8.withUnsafeBufferPointer { source in
             for (i, byte) in source.enumerated() { destination[i] = byte }
         }
-        active.bitwiseOr(1 << UInt64(slot), ordering: .releasing)
+        _ = csystem_atomic_or(active, 1 << UInt64(slot))
         return slot
     }
 
     static func unregister(_ slot: Int?) {
         guard let slot else { return }
-        active.bitwiseAnd(~(1 << UInt64(slot)), ordering: .releasing)
+        _ = csystem_atomic_and(active, ~(1 << UInt64(slot)))
         taken.withLock { bits in bits &= ~(1 << UInt64(slot)) }
     }
 
     /// Removes every temporary file in progress. Safe to call from a signal handler.
     public static func removeAll() {
-        let bits = active.load(ordering: .acquiring)
+        let bits = csystem_atomic_load(active)
         guard bits != 0 else { return }
         for slot in 0..<slotCount where bits & (1 << UInt64(slot)) != 0 {
             unlink(paths + slot * pathCapacity)

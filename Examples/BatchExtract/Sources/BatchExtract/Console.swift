@@ -6,7 +6,6 @@
 import Darwin
 #endif
 import AudioRemux
-import Synchronization
 
 /// Writes `text` to standard error, where progress goes, so that standard output holds
 /// only the results.
@@ -21,7 +20,7 @@ import Synchronization
 /// lock around the last percentage shown.
 final class ProgressLine: Sendable {
     let name: String
-    private let shown = Mutex(-1)
+    private let shown = Locked(-1)
 
     init(name: String) {
         self.name = name
