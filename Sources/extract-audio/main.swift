@@ -141,7 +141,7 @@ func errorJSON(input: String?, output: String?, code: String, status: ExitStatus
 /// would help. The library itself never mentions command-line flags.
 func cliMessage(_ error: RemuxError, about files: [String], salvaging: Bool) -> String {
     var message = error.message
-    if let subject = files.first, !files.contains(where: { message.contains($0) }) {
+    if let subject = files.first, !files.contains(where: { message.containsBytes(of: $0) }) {
         message = "\(subject): \(message)"
     }
     switch error.code {
