@@ -5,6 +5,10 @@ import PackageDescription
 
 let package = Package(
     name: "mp4-toolkit",
+    // The oldest systems an app embedding the package may target. Everything the package
+    // uses exists there: Scripts/availability/check.py checks it, by USR, in CI (no Apple
+    // SDK builds it there). Linux has no minimum.
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
         .library(name: "ISOBMFF", targets: ["ISOBMFF"]),
         .library(name: "AudioRemux", targets: ["AudioRemux"]),
