@@ -78,6 +78,15 @@ void csystem_start_writeback(int fd, off_t offset, off_t length) {
 #endif
 }
 
+int csystem_full_sync(int fd) {
+#if defined(__APPLE__)
+    if (fcntl(fd, F_FULLFSYNC) == 0) return 0;
+    // ENOTSUP, EINVAL or ENOTTY on file systems without it (SMB, FUSE, some external
+    // drives): what fsync gives is the best there is.
+#endif
+    return fsync(fd);
+}
+
 int csystem_terminal_columns(int fd) {
     struct winsize size;
     if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;

@@ -23,7 +23,7 @@ final class OutputFile: ByteSink {
     private(set) var position: UInt64 = 0
     /// Bytes whose writeback has been started (``startWritebackIfDue()``).
     private var writebackStarted: UInt64 = 0
-    /// Writeback is started every this many bytes: the final `fsync` then waits for the
+    /// Writeback is started every this many bytes: the final flush then waits for the
     /// last few megabytes rather than for the whole file (issue 15: it was most of the time
     /// left on long outputs), and dirty pages never pile up.
     static let writebackInterval: UInt64 = 8 << 20
@@ -92,7 +92,7 @@ final class OutputFile: ByteSink {
     }
 
     /// Starts writing back what was written since the last call, once it is
-    /// ``writebackInterval`` or more (advisory; `fsync` in ``publish(overwrite:)`` still
+    /// ``writebackInterval`` or more (advisory; the flush in ``publish(overwrite:)`` still
     /// makes the file durable and reports errors).
     private func startWritebackIfDue() {
         guard position - writebackStarted >= Self.writebackInterval,
@@ -124,12 +124,13 @@ final class OutputFile: ByteSink {
         return nil
     }
 
-    /// Flushes the data to disk, closes the file and moves it to the destination.
+    /// Flushes the data to disk (`fsync`; `fcntl(F_FULLFSYNC)` on Apple systems, through the
+    /// drive's cache), closes the file and moves it to the destination.
     ///
     /// Without `overwrite` the move never replaces a file that appeared meanwhile:
     /// `renameat2(RENAME_NOREPLACE)`, or `link` then `unlink` where the file system lacks it.
     func publish(overwrite: Bool) throws {
-        guard fsync(descriptor) == 0 else {
+        guard csystem_full_sync(descriptor) == 0 else {
             throw RemuxError(.ioError, "cannot flush \(destination) to disk: \(errorText(errno))")
         }
         close(descriptor)
@@ -152,7 +153,8 @@ final class OutputFile: ByteSink {
     private func moveWithoutReplacing() throws {
         if csystem_rename_noreplace(temporaryPath, destination) == 0 { return }
         var code = errno
-        if code == ENOSYS || code == EINVAL || code == ENOTSUP {
+        // ENOTSUP and EOPNOTSUPP are one value in glibc and musl, two in Darwin.
+        if code == ENOSYS || code == EINVAL || code == ENOTSUP || code == EOPNOTSUPP {
             // No RENAME_NOREPLACE here: a hard link also fails if the destination exists.
             if link(temporaryPath, destination) == 0 {
                 unlink(temporaryPath)
@@ -172,7 +174,7 @@ final class OutputFile: ByteSink {
     private func syncDirectory() {
         let fd = open(directoryName(of: destination), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
-        _ = fsync(fd)
+        _ = csystem_full_sync(fd)
         close(fd)
     }
 

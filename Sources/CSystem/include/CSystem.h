@@ -25,6 +25,14 @@ ssize_t csystem_copy_file_range(int in, off_t *in_offset, int out, size_t length
 // fsync finds little left to write. Advisory: errors are ignored (fsync reports real ones).
 void csystem_start_writeback(int fd, off_t offset, off_t length);
 
+// Makes the file's data and metadata durable: fsync(2) on Linux (which also flushes the
+// drive's volatile cache, where the file system issues the barrier); on Darwin
+// fcntl(F_FULLFSYNC), because Darwin's fsync only hands the data to the drive, which may
+// keep it in its cache across a power loss (fsync(2) says so and points to F_FULLFSYNC).
+// Falls back to fsync where the file system does not implement F_FULLFSYNC. Returns 0, or
+// -1 with errno set.
+int csystem_full_sync(int fd);
+
 // The width of the terminal on `fd` in columns (ioctl TIOCGWINSZ), or 0 when `fd` is not a
 // terminal or the terminal does not say. Swift cannot call the variadic ioctl itself.
 int csystem_terminal_columns(int fd);
