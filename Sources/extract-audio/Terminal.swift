@@ -40,28 +40,6 @@ enum Terminal {
     }
 
     static var stderrIsTerminal: Bool { isatty(2) != 0 }
-
-    /// This process's peak resident memory in KiB: `VmHWM` from `/proc/self/status` on
-    /// Linux (per address space, so not inflated by the parent that started us, unlike
-    /// `ru_maxrss`), `ru_maxrss` elsewhere.
-    static func peakMemoryKiB() -> Int? {
-        #if os(Linux)
-        guard let file = fopen("/proc/self/status", "r") else { return nil }
-        defer { fclose(file) }
-        var line = [CChar](repeating: 0, count: 256)
-        while fgets(&line, Int32(line.count), file) != nil {
-            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if text.hasPrefix("VmHWM:") {
-                return Int(text.dropFirst(6).filter { $0.isNumber })
-            }
-        }
-        return nil
-        #else
-        var usage = rusage()
-        guard getrusage(RUSAGE_SELF, &usage) == 0 else { return nil }
-        return Int(usage.ru_maxrss) / 1024  // bytes on Darwin
-        #endif
-    }
 }
 
 /// `write(2)`, under a name the `write` methods above do not shadow.

@@ -129,7 +129,7 @@ func errorJSON(input: String?, output: String?, code: String, status: ExitStatus
     var error: [(String, JSON)] = [("code", .string(code)), ("exit_status", .int(Int(status.rawValue))),
                                    ("message", .string(message))]
     if let reason { error.append(("reason", .string(reason))) }
-    let memory: JSON = .optional(Terminal.peakMemoryKiB())
+    let memory: JSON = .optional(System.peakMemoryKiB())
     if let path { error.append(("box_path", .string(path))) }
     if let offset { error.append(("byte_offset", .int(Int(clamping: offset)))) }
     return JSON.object([("input", .optional(input)), ("output", .optional(output)), ("status", .string("error")),
@@ -235,7 +235,7 @@ func extract(_ job: Arguments.Job, arguments: Arguments) -> Outcome {
                 ("codec", .string(result.codec)), ("sample_rate", .int(result.sampleRate)),
                 ("channels", .int(result.channelCount)), ("duration", .double(result.duration)),
                 ("packets", .int(result.sampleCount)), ("bytes", .int(Int(clamping: result.bytesWritten))),
-                ("seconds", .double(seconds)), ("peak_memory_kib", .optional(Terminal.peakMemoryKiB())),
+                ("seconds", .double(seconds)), ("peak_memory_kib", .optional(System.peakMemoryKiB())),
                 ("notes", .array(result.notes.map(JSON.string))),
                 ("warnings", .array(result.warnings.map(JSON.string))),
             ]
@@ -426,7 +426,7 @@ func muxJSON(_ result: MuxResult, video: String, output: String) -> JSON {
         ("music_duration", .double(result.musicDuration)),
         ("dropped", .array(result.dropped.map(JSON.string))),
         ("bytes", .int(Int(clamping: result.bytesWritten))),
-        ("peak_memory_kib", .optional(Terminal.peakMemoryKiB())),
+        ("peak_memory_kib", .optional(System.peakMemoryKiB())),
     ])
 }
 
