@@ -1,3 +1,21 @@
+// Darwin review (issue 21). CI builds this file on Linux only; each __APPLE__ branch and
+// each call the Darwin build compiles was checked against Apple's manual pages:
+//   - renamex_np(from, to, RENAME_EXCL): rename(2); declared in <stdio.h>, macOS 10.12 /
+//     iOS 10 and later; EEXIST when `to` exists, ENOTSUP (or EOPNOTSUPP) where the file
+//     system cannot, which OutputFile answers with link + unlink.
+//   - fcntl(fd, F_RDADVISE, &(struct radvisory){off_t ra_offset; int ra_count}): fcntl(2);
+//     ra_count is an int, hence the pieces of at most INT_MAX.
+//   - fcntl(fd, F_FULLFSYNC): fcntl(2) and fsync(2); fsync alone does not flush the drive's
+//     cache on Darwin. Where F_FULLFSYNC fails (file systems without it), fsync.
+//   - copy_file_range and sync_file_range: Linux only; ENOSYS and nothing on Darwin.
+//   - ioctl(fd, TIOCGWINSZ, &winsize): ioctl(2), tty(4); <sys/ioctl.h>.
+//   - pthread_mutex_init/lock/unlock/destroy: pthread_mutex_init(3), pthread_mutex_lock(3);
+//     the mutex lives on the heap (malloc(3)) and never moves. The same code on Linux and
+//     Darwin: no os_unfair_lock branch, so what CI tests is what apps run.
+//   - pthread_create/pthread_join: pthread_create(3), pthread_join(3); pthread_t stays here.
+//   - __atomic_fetch_or/and, __atomic_load_n on uint64_t: clang builtins, lock-free on
+//     arm64, arm64_32 and x86_64.
+
 #define _GNU_SOURCE
 #include "CSystem.h"
 #include <errno.h>

@@ -1,3 +1,21 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - open(O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644): open(2); the same flags and
+//     EEXIST on Darwin (O_CLOEXEC since macOS 10.7).
+//   - csystem_rename_noreplace: renamex_np(RENAME_EXCL), rename(2); EEXIST when the
+//     destination exists, ENOTSUP where the file system cannot (EOPNOTSUPP is a different
+//     value on Darwin, hence both are tested before falling back to link + unlink).
+//   - link, unlink, rename: link(2), unlink(2), rename(2); rename replaces a symbolic link
+//     itself, never its target, as on Linux.
+//   - csystem_full_sync: fcntl(F_FULLFSYNC), fcntl(2) and fsync(2): Darwin's fsync does not
+//     flush the drive's cache; F_FULLFSYNC does (fsync where unsupported). The directory is
+//     flushed the same way after the rename.
+//   - csystem_copy_file_range: ENOSYS on Darwin (no copy_file_range); the caller copies
+//     through memory. csystem_start_writeback: nothing on Darwin (no sync_file_range).
+//   - lstat/stat and st_mode & S_IFMT: stat(2); st_mode is a UInt16 mode_t on Darwin, and
+//     S_IFMT, S_IFREG, S_IFLNK… are mode_t there too, so the comparisons type-check as is.
+//   - errno values ENOSPC, EFBIG, EIO, EDQUOT: intro(2), all defined on Darwin.
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,13 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - PATH_MAX: 1024 on Darwin (sys/syslimits.h), 4096 in glibc; the slots are sized from
+//     it, a longer path is simply not tracked (and still removed on ordinary errors).
+//   - unlink from a signal handler: unlink(2) is async-signal-safe, sigaction(2) lists it.
+//   - csystem_atomic_*: the compiler's __atomic builtins, lock-free for 64 bits on arm64,
+//     arm64_32 and x86_64 (no call into the C library, so safe in a handler).
+//   - Locked: pthread_mutex_init(3), pthread_mutex_lock(3) in the shim (not called from the
+//     handler).
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,8 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - fputs(stderr): fputs(3); stderr is a global of the Darwin overlay too. The lock is
+//     AudioRemux's Locked (a pthread mutex), not Synchronization's Mutex (macOS 15).
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)
