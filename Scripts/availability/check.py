@@ -444,6 +444,7 @@ def check(usr_dir, scratch):
         for source, line, column, usr, symbol in references:
             if source.startswith(prefixes):
                 files.setdefault(source, []).append((line, column, usr, symbol))
+        package_failed = failed
         for source in sorted(files):
             relative = os.path.relpath(source, ROOT)
             findings = []
@@ -461,6 +462,8 @@ def check(usr_dir, scratch):
                     print(f"FAIL {finding}")
             else:
                 passed += 1
+        if failed == package_failed:
+            print(f"ok   {name}: {len(files)} source files, no reference newer than {describe_minimums(minimums)}")
 
     # Each allowlisted use: still there, still under a guard that covers it.
     package_minimums = declared_platforms(os.path.join(ROOT, "Package.swift"))[0]
