@@ -16,8 +16,8 @@ without an Apple SDK, exactly rather than by name:
      (iOS 17 is visionOS 1, iOS 18 is visionOS 2), as the compiler does.
   2. The compiler's index store gives every declaration each source file references, by
      USR with its line and column: `swift build -Xswiftc -index-store-path` for the
-     package, `swiftc -typecheck -index-store-path` for each Examples/ package and for each
-     probe. The store is read through the toolchain's libIndexStore.so (the C API of
+     package, `swiftc -c -index-store-path` for each Examples/ package and for each
+     probe (objects compiled and thrown away). The store is read through the toolchain's libIndexStore.so (the C API of
      usr/local/include/indexstore/indexstore.h) with ctypes.
   3. A reference fails when its declaration is introduced, on any declared platform, after
      the minimum that the file's package declares in `platforms:` (SwiftPM's defaults when
@@ -354,7 +354,7 @@ def index_package(scratch):
     return store, bin_path
 
 
-def typecheck_flags(bin_path):
+def import_flags(bin_path):
     """What an Examples package or a probe needs to import the package's modules."""
     flags = ["-swift-version", "6", "-I", os.path.join(bin_path, "Modules"),
              "-index-ignore-system-modules"]
@@ -364,8 +364,16 @@ def typecheck_flags(bin_path):
 
 
 def index_sources(name, sources, store, bin_path, module_name, extra=()):
-    run(["swiftc", "-typecheck", "-module-name", module_name, "-index-store-path", store]
-        + typecheck_flags(bin_path) + list(extra) + sources, f"indexing {name}")
+    """Compiles `sources` to objects (thrown away) with an index store. Not -typecheck: the
+    index names each file's unit after its output, and without outputs every file's unit
+    gets the same name, so only the last file's references would remain."""
+    objects = store + ".objects"
+    shutil.rmtree(objects, ignore_errors=True)
+    os.makedirs(objects)
+    run(["swiftc", "-c", "-Onone", "-module-name", module_name, "-index-store-path", store,
+         "-working-directory", objects]
+        + import_flags(bin_path) + list(extra) + [os.path.realpath(source) for source in sources],
+        f"indexing {name}")
 
 
 # -- The checks ------------------------------------------------------------------------------
@@ -445,6 +453,12 @@ def check(usr_dir, scratch):
             if source.startswith(prefixes):
                 files.setdefault(source, []).append((line, column, usr, symbol))
         package_failed = failed
+        # Every source file must have been indexed, or its references went unchecked.
+        for root in roots:
+            for source in sorted(glob.glob(os.path.join(directory, root, "**", "*.swift"), recursive=True)):
+                if os.path.realpath(source) not in files:
+                    failed += 1
+                    print(f"FAIL {os.path.relpath(source, ROOT)}: not in the index store, so not checked")
         for source in sorted(files):
             relative = os.path.relpath(source, ROOT)
             findings = []
