@@ -6,6 +6,8 @@ import PackageDescription
 
 let package = Package(
     name: "BatchExtract",
+    // The toolkit's own minimums: an app cannot target older systems than a dependency.
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     dependencies: [
         // The toolkit itself, by path; an app elsewhere would use its Git URL and a version.
         .package(name: "mp4-toolkit", path: "../.."),

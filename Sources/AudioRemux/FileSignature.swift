@@ -27,10 +27,26 @@ enum FileSignature {
     static func explain(_ error: RemuxError, source: some ByteSource) -> RemuxError {
         guard let parseError = error.parseError, parseError.code == .invalidValue || parseError.code == .missingBox
                 || parseError.code == .truncated || parseError.code == .endOfFile, parseError.offset == 0 || parseError.offset == nil
-                || error.message.contains("no ftyp") else { return error }
+                || error.message.containsBytes(of: "no ftyp") else { return error }
         let prefix = (try? source.bytes(at: 0, count: Int(min(source.length, 512)))) ?? []
         guard let kind = describe(prefix) else { return error }
         return RemuxError(.invalidInput, "this is not an MP4/MOV/M4A file: it looks like \(kind). "
                           + "extract-audio reads ISO base media files only", parseError: parseError)
+    }
+}
+
+extension String {
+    /// Whether `other` occurs in this string, compared byte for byte in UTF-8.
+    ///
+    /// `String.contains(_: String)` without Foundation comes from _StringProcessing, which
+    /// needs macOS 13 / iOS 16 (Scripts/availability/check.py flags it). O(n·m), for short
+    /// texts such as messages and paths.
+    func containsBytes(of other: String) -> Bool {
+        let text = Array(utf8)
+        let part = Array(other.utf8)
+        guard part.count <= text.count else { return false }
+        return (0...(text.count - part.count)).contains { start in
+            text[start..<(start + part.count)].elementsEqual(part)
+        }
     }
 }

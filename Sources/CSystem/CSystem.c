@@ -1,8 +1,28 @@
+// Darwin review (issue 21). CI builds this file on Linux only; each __APPLE__ branch and
+// each call the Darwin build compiles was checked against Apple's manual pages:
+//   - renamex_np(from, to, RENAME_EXCL): rename(2); declared in <stdio.h>, macOS 10.12 /
+//     iOS 10 and later; EEXIST when `to` exists, ENOTSUP (or EOPNOTSUPP) where the file
+//     system cannot, which OutputFile answers with link + unlink.
+//   - fcntl(fd, F_RDADVISE, &(struct radvisory){off_t ra_offset; int ra_count}): fcntl(2);
+//     ra_count is an int, hence the pieces of at most INT_MAX.
+//   - fcntl(fd, F_FULLFSYNC): fcntl(2) and fsync(2); fsync alone does not flush the drive's
+//     cache on Darwin. Where F_FULLFSYNC fails (file systems without it), fsync.
+//   - copy_file_range and sync_file_range: Linux only; ENOSYS and nothing on Darwin.
+//   - ioctl(fd, TIOCGWINSZ, &winsize): ioctl(2), tty(4); <sys/ioctl.h>.
+//   - pthread_mutex_init/lock/unlock/destroy: pthread_mutex_init(3), pthread_mutex_lock(3);
+//     the mutex lives on the heap (malloc(3)) and never moves. The same code on Linux and
+//     Darwin: no os_unfair_lock branch, so what CI tests is what apps run.
+//   - pthread_create/pthread_join: pthread_create(3), pthread_join(3); pthread_t stays here.
+//   - __atomic_fetch_or/and, __atomic_load_n on uint64_t: clang builtins, lock-free on
+//     arm64, arm64_32 and x86_64.
+
 #define _GNU_SOURCE
 #include "CSystem.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #if defined(__linux__)
@@ -76,8 +96,79 @@ void csystem_start_writeback(int fd, off_t offset, off_t length) {
 #endif
 }
 
+int csystem_full_sync(int fd) {
+#if defined(__APPLE__)
+    if (fcntl(fd, F_FULLFSYNC) == 0) return 0;
+    // ENOTSUP, EINVAL or ENOTTY on file systems without it (SMB, FUSE, some external
+    // drives): what fsync gives is the best there is.
+#endif
+    return fsync(fd);
+}
+
 int csystem_terminal_columns(int fd) {
     struct winsize size;
     if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
     return (int)size.ws_col;
+}
+
+struct csystem_lock {
+    pthread_mutex_t mutex;
+};
+
+csystem_lock *csystem_lock_create(void) {
+    csystem_lock *lock = malloc(sizeof *lock);
+    if (lock == NULL) return NULL;
+    if (pthread_mutex_init(&lock->mutex, NULL) != 0) {
+        free(lock);
+        return NULL;
+    }
+    return lock;
+}
+
+void csystem_lock_destroy(csystem_lock *lock) {
+    if (lock == NULL) return;
+    (void)pthread_mutex_destroy(&lock->mutex);
+    free(lock);
+}
+
+void csystem_lock_lock(csystem_lock *lock) {
+    if (pthread_mutex_lock(&lock->mutex) != 0) abort();
+}
+
+void csystem_lock_unlock(csystem_lock *lock) {
+    if (pthread_mutex_unlock(&lock->mutex) != 0) abort();
+}
+
+uint64_t csystem_atomic_or(uint64_t *word, uint64_t bits) {
+    return __atomic_fetch_or(word, bits, __ATOMIC_RELEASE);
+}
+
+uint64_t csystem_atomic_and(uint64_t *word, uint64_t bits) {
+    return __atomic_fetch_and(word, bits, __ATOMIC_RELEASE);
+}
+
+uint64_t csystem_atomic_load(const uint64_t *word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+struct csystem_thread {
+    pthread_t thread;
+};
+
+csystem_thread *csystem_thread_start(void *(*body)(void *), void *context) {
+    csystem_thread *handle = malloc(sizeof *handle);
+    if (handle == NULL) return NULL;
+    int status = pthread_create(&handle->thread, NULL, body, context);
+    if (status != 0) {
+        free(handle);
+        errno = status;
+        return NULL;
+    }
+    return handle;
+}
+
+void csystem_thread_join(csystem_thread *thread) {
+    if (thread == NULL) return;
+    (void)pthread_join(thread->thread, NULL);
+    free(thread);
 }

@@ -246,13 +246,7 @@ struct Arguments {
     /// `NAME-2.m4a`, `NAME-3.m4a`, …: the run never writes one output twice, and a rerun
     /// gives each input the same name again (so `--skip-existing` finds it).
     static func jobs(_ inputs: [String], in directory: String) -> [Job] {
-        func key(_ path: String) -> String {
-            #if os(macOS) || os(iOS)
-            return path.lowercased()  // Case-insensitive by default there.
-            #else
-            return path
-            #endif
-        }
+        let key = System.nameKey  // Case-insensitive where volumes are by default.
         let natural = inputs.map { output(for: $0, in: directory) }
         var taken = Set(natural.map(key))
         var owner: [String: String] = [:]

@@ -1,3 +1,12 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - sysconf(_SC_NPROCESSORS_ONLN): sysconf(3); an Int32 constant on Darwin too.
+//   - pthread_key_create/getspecific/setspecific: pthread_key_create(3),
+//     pthread_getspecific(3); pthread_key_t is an integer on every C library.
+//   - Threads: started by Platform/WorkerThread.swift through the shim (pthread_create(3)):
+//     pthread_t is an optional pointer in Darwin's overlay, an integer in glibc and a
+//     pointer in musl, so Swift never builds one.
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)
@@ -6,7 +15,6 @@
 import Darwin
 #endif
 import AudioRemux
-import Synchronization
 
 /// Runs the inputs of a batch (`--output-dir` with several inputs) on `--jobs` threads.
 ///
@@ -30,30 +38,12 @@ enum Batch {
             return (0..<count).map(body)
         }
         let state = State(count: count, bar: showsProgress ? BatchBar(total: count) : nil, body: body)
-        var threads: [pthread_t] = []
-        for _ in 0..<workers {
-            let context = Unmanaged.passRetained(state).toOpaque()
-            #if canImport(Darwin)
-            var thread: pthread_t?
-            guard pthread_create(&thread, nil, workerMain, context) == 0, let thread else {
-                Unmanaged<State>.fromOpaque(context).release()
-                continue
-            }
-            threads.append(thread)
-            #else
-            var thread = pthread_t()
-            guard pthread_create(&thread, nil, workerMain, context) == 0 else {
-                Unmanaged<State>.fromOpaque(context).release()
-                continue
-            }
-            threads.append(thread)
-            #endif
-        }
+        let threads = (0..<workers).compactMap { _ in WorkerThread { state.work() } }
         if threads.isEmpty {
             // No thread could be started: run them here, one after another.
             state.work()
         }
-        for thread in threads { pthread_join(thread, nil) }
+        for thread in threads { thread.join() }
         return state.outcomes()
     }
 
@@ -70,14 +60,14 @@ enum Batch {
 
         let count: Int
         let body: @Sendable (Int) -> Outcome
-        let progress: Mutex<Progress>
+        let progress: Locked<Progress>
         let bar: BatchBar?
 
         init(count: Int, bar: BatchBar?, body: @escaping @Sendable (Int) -> Outcome) {
             self.count = count
             self.body = body
             self.bar = bar
-            progress = Mutex(Progress(outcomes: Array(repeating: nil, count: count),
+            progress = Locked(Progress(outcomes: Array(repeating: nil, count: count),
                                       printed: Array(repeating: nil, count: count)))
         }
 
@@ -117,14 +107,6 @@ enum Batch {
             progress.withLock { state in state.outcomes.map { $0 ?? .failed(.ioError) } }
         }
     }
-}
-
-/// A worker thread's entry point; `context` is a retained ``Batch/State``.
-private func workerMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-    guard let context else { return nil }
-    let state = Unmanaged<Batch.State>.fromOpaque(context).takeRetainedValue()
-    state.work()
-    return nil
 }
 
 /// The text a job prints while it runs on a batch worker, kept in order for later.

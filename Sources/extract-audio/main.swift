@@ -1,5 +1,12 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - signal(SIGINT/SIGTERM, handler), signal(SIGXFSZ/SIGPIPE, SIG_IGN): signal(3); the
+//     handler type is sig_t, @convention(c) (Int32) -> Void, as in glibc. _exit: _exit(2).
+//   - mkdir, stat, lstat, st_mode & S_IFMT: mkdir(2), stat(2) (mode_t is UInt16 there).
+//   - isatty: isatty(3). strerror: strerror(3). link/rename: only in messages.
 // extract-audio: copies an audio track of an MP4/MOV into a new .m4a, unchanged.
 // No Foundation here: start-up time matters for a tool run once per file.
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)
@@ -129,7 +136,7 @@ func errorJSON(input: String?, output: String?, code: String, status: ExitStatus
     var error: [(String, JSON)] = [("code", .string(code)), ("exit_status", .int(Int(status.rawValue))),
                                    ("message", .string(message))]
     if let reason { error.append(("reason", .string(reason))) }
-    let memory: JSON = .optional(Terminal.peakMemoryKiB())
+    let memory: JSON = .optional(System.peakMemoryKiB())
     if let path { error.append(("box_path", .string(path))) }
     if let offset { error.append(("byte_offset", .int(Int(clamping: offset)))) }
     return JSON.object([("input", .optional(input)), ("output", .optional(output)), ("status", .string("error")),
@@ -141,7 +148,7 @@ func errorJSON(input: String?, output: String?, code: String, status: ExitStatus
 /// would help. The library itself never mentions command-line flags.
 func cliMessage(_ error: RemuxError, about files: [String], salvaging: Bool) -> String {
     var message = error.message
-    if let subject = files.first, !files.contains(where: { message.contains($0) }) {
+    if let subject = files.first, !files.contains(where: { message.containsBytes(of: $0) }) {
         message = "\(subject): \(message)"
     }
     switch error.code {
@@ -235,7 +242,7 @@ func extract(_ job: Arguments.Job, arguments: Arguments) -> Outcome {
                 ("codec", .string(result.codec)), ("sample_rate", .int(result.sampleRate)),
                 ("channels", .int(result.channelCount)), ("duration", .double(result.duration)),
                 ("packets", .int(result.sampleCount)), ("bytes", .int(Int(clamping: result.bytesWritten))),
-                ("seconds", .double(seconds)), ("peak_memory_kib", .optional(Terminal.peakMemoryKiB())),
+                ("seconds", .double(seconds)), ("peak_memory_kib", .optional(System.peakMemoryKiB())),
                 ("notes", .array(result.notes.map(JSON.string))),
                 ("warnings", .array(result.warnings.map(JSON.string))),
             ]
@@ -426,7 +433,7 @@ func muxJSON(_ result: MuxResult, video: String, output: String) -> JSON {
         ("music_duration", .double(result.musicDuration)),
         ("dropped", .array(result.dropped.map(JSON.string))),
         ("bytes", .int(Int(clamping: result.bytesWritten))),
-        ("peak_memory_kib", .optional(Terminal.peakMemoryKiB())),
+        ("peak_memory_kib", .optional(System.peakMemoryKiB())),
     ])
 }
 

@@ -1,3 +1,11 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - open(O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600), then unlink at once: open(2),
+//     unlink(2); an unlinked file stays readable through its descriptor on Darwin too.
+//   - pread/pwrite: pread(2), pwrite(2), off_t offsets, retried on EINTR.
+//   - getpid: getpid(2). $TMPDIR: set for every app (its sandbox's tmp) on iOS, tvOS,
+//     watchOS and visionOS, where /tmp, the fallback, is not writable.
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)

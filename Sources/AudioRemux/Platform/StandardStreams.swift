@@ -1,3 +1,11 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - write to a descriptor that cannot seek: write(2); EPIPE when the reader has gone
+//     (the CLI ignores SIGPIPE, signal(3)), ENOSPC as on Linux.
+//   - open(O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600), read, unlink: open(2), read(2),
+//     unlink(2). getpid: getpid(2). $TMPDIR as in SpillFile.swift.
+//   - csystem_terminal_columns: ioctl(TIOCGWINSZ), tty(4); struct winsize.ws_col.
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,13 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - getenv("TMPDIR"): getenv(3); set for every app on Apple systems (confstr(3),
+//     _CS_DARWIN_USER_TEMP_DIR, is what it holds).
+//   - strerror: strerror(3); returns an implicitly unwrapped pointer on Darwin too.
+//   - errno and EINTR: intro(2); errno is the overlay's thread-local accessor.
+//   - stat, st_dev (dev_t, Int32 on Darwin), st_ino (ino_t, UInt64 with 64-bit inodes):
+//     stat(2); both widened with truncatingIfNeeded, for comparison only.
+//   - write: write(2).
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,13 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - PATH_MAX: 1024 on Darwin (sys/syslimits.h), 4096 in glibc; the slots are sized from
+//     it, a longer path is simply not tracked (and still removed on ordinary errors).
+//   - unlink from a signal handler: unlink(2) is async-signal-safe, sigaction(2) lists it.
+//   - csystem_atomic_*: the compiler's __atomic builtins, lock-free for 64 bits on arm64,
+//     arm64_32 and x86_64 (no call into the C library, so safe in a handler).
+//   - Locked: pthread_mutex_init(3), pthread_mutex_lock(3) in the shim (not called from the
+//     handler).
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)
@@ -5,20 +15,26 @@
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import CSystem
 
 /// The temporary output files in progress, so that a signal handler can remove them.
 ///
-/// ``removeAll()`` is async-signal-safe: it reads an atomic bit set and calls `unlink` on
-/// paths kept in memory allocated once, never freed. Up to 64 files in progress are tracked;
+/// ``removeAll()`` is async-signal-safe: it reads an atomic bit set (the C shim's lock-free
+/// `__atomic` operations, not a lock) and calls `unlink` on paths kept in memory allocated
+/// once, never freed. Up to 64 files in progress are tracked;
 /// beyond that a file is still removed on every ordinary error path.
 public enum TemporaryFiles {
     static let slotCount = 64
     static let pathCapacity = Int(PATH_MAX) + 1
-    /// One bit per slot: set while the slot holds the path of a file in progress.
-    static let active = Atomic<UInt64>(0)
+    /// One bit per slot: set while the slot holds the path of a file in progress. Only
+    /// read and written through `csystem_atomic_*`; allocated once, never freed.
+    nonisolated(unsafe) static let active: UnsafeMutablePointer<UInt64> = {
+        let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        word.initialize(to: 0)
+        return word
+    }()
     /// Slots taken (including ones being filled); guarded so two threads never share one.
-    static let taken = Mutex<UInt64>(0)
+    static let taken = Locked<UInt64>(0)
     // Allocated once and never freed, so a signal handler can read it at any time.
     nonisolated(unsafe) static let paths = UnsafeMutablePointer<CChar>.allocate(capacity: slotCount * pathCapacity)
 
@@ -37,19 +53,19 @@ public enum TemporaryFiles {
         utf8.withUnsafeBufferPointer { source in
             for (i, byte) in source.enumerated() { destination[i] = byte }
         }
-        active.bitwiseOr(1 << UInt64(slot), ordering: .releasing)
+        _ = csystem_atomic_or(active, 1 << UInt64(slot))
         return slot
     }
 
     static func unregister(_ slot: Int?) {
         guard let slot else { return }
-        active.bitwiseAnd(~(1 << UInt64(slot)), ordering: .releasing)
+        _ = csystem_atomic_and(active, ~(1 << UInt64(slot)))
         taken.withLock { bits in bits &= ~(1 << UInt64(slot)) }
     }
 
     /// Removes every temporary file in progress. Safe to call from a signal handler.
     public static func removeAll() {
-        let bits = active.load(ordering: .acquiring)
+        let bits = csystem_atomic_load(active)
         guard bits != 0 else { return }
         for slot in 0..<slotCount where bits & (1 << UInt64(slot)) != 0 {
             unlink(paths + slot * pathCapacity)

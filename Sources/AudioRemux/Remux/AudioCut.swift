@@ -1,3 +1,8 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - getpid: getpid(2); unlink: unlink(2). Nothing else of the C library; the import
+//     preamble is the only Darwin branch.
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)

@@ -3,6 +3,7 @@
 #ifndef CSYSTEM_H
 #define CSYSTEM_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 // Renames `from` to `to` (both relative to the current directory or absolute) only if `to`
@@ -24,8 +25,43 @@ ssize_t csystem_copy_file_range(int in, off_t *in_offset, int out, size_t length
 // fsync finds little left to write. Advisory: errors are ignored (fsync reports real ones).
 void csystem_start_writeback(int fd, off_t offset, off_t length);
 
+// Makes the file's data and metadata durable: fsync(2) on Linux (which also flushes the
+// drive's volatile cache, where the file system issues the barrier); on Darwin
+// fcntl(F_FULLFSYNC), because Darwin's fsync only hands the data to the drive, which may
+// keep it in its cache across a power loss (fsync(2) says so and points to F_FULLFSYNC).
+// Falls back to fsync where the file system does not implement F_FULLFSYNC. Returns 0, or
+// -1 with errno set.
+int csystem_full_sync(int fd);
+
 // The width of the terminal on `fd` in columns (ioctl TIOCGWINSZ), or 0 when `fd` is not a
 // terminal or the terminal does not say. Swift cannot call the variadic ioctl itself.
 int csystem_terminal_columns(int fd);
+
+// A mutual-exclusion lock: a pthread_mutex_t allocated on the heap, because a mutex must
+// not move once initialised (a Swift value may). The same code on every platform (no
+// os_unfair_lock on Darwin), so that the path tested on Linux is the one apps run.
+// `csystem_lock_create` returns NULL when memory or the mutex cannot be had; the others
+// abort on an error, which only a misuse (unlocking a lock not held) can cause.
+typedef struct csystem_lock csystem_lock;
+csystem_lock *csystem_lock_create(void);
+void csystem_lock_destroy(csystem_lock *lock);
+void csystem_lock_lock(csystem_lock *lock);
+void csystem_lock_unlock(csystem_lock *lock);
+
+// Atomic operations on a 64-bit word (the compiler's __atomic builtins, lock-free on every
+// platform the package supports, hence usable from a signal handler). `or` and `and` are
+// release operations and return the previous value; `load` is an acquire.
+uint64_t csystem_atomic_or(uint64_t *word, uint64_t bits);
+uint64_t csystem_atomic_and(uint64_t *word, uint64_t bits);
+uint64_t csystem_atomic_load(const uint64_t *word);
+
+// A joinable thread running `body(context)`. pthread_t is an integer in glibc and a
+// pointer in Darwin and musl (non-optional in Swift for musl, optional for Darwin); this
+// keeps it out of Swift. Returns NULL with errno set when the thread cannot be started
+// (`context` is then not passed to anyone). `csystem_thread_join` waits for the thread and
+// frees the handle.
+typedef struct csystem_thread csystem_thread;
+csystem_thread *csystem_thread_start(void *(*body)(void *), void *context);
+void csystem_thread_join(csystem_thread *thread);
 
 #endif

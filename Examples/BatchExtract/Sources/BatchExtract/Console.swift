@@ -1,3 +1,8 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - fputs(stderr): fputs(3); stderr is a global of the Darwin overlay too. The lock is
+//     AudioRemux's Locked (a pthread mutex), not Synchronization's Mutex (macOS 15).
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)
@@ -6,7 +11,6 @@
 import Darwin
 #endif
 import AudioRemux
-import Synchronization
 
 /// Writes `text` to standard error, where progress goes, so that standard output holds
 /// only the results.
@@ -21,7 +25,7 @@ import Synchronization
 /// lock around the last percentage shown.
 final class ProgressLine: Sendable {
     let name: String
-    private let shown = Mutex(-1)
+    private let shown = Locked(-1)
 
     init(name: String) {
         self.name = name

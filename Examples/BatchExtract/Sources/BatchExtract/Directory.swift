@@ -1,3 +1,11 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - opendir/readdir/closedir: directory(3); opendir returns UnsafeMutablePointer<DIR>
+//     on Darwin, OpaquePointer in glibc (only passed back to closedir and readdir).
+//   - dirent.d_name: char[1024] on Darwin, char[256] in glibc; read up to its NUL through
+//     withUnsafeBytes, whatever its size.
+//   - stat, st_mode & S_IFMT == S_IFREG: stat(2). strerror: strerror(3).
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,8 @@
+// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
+// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
+//   - signal(3), _exit(2), mkdir(2) with EEXIST, isatty(3), strerror(3): the same
+//     signatures on Darwin. Task.detached: macOS 10.15 / iOS 13, below the declared
+//     platforms (Scripts/availability/check.py).
 // Extracts the soundtrack of every .mp4, .mov and .m4v in a folder into another folder, as
 // .m4a files, with the async API of AudioRemux. No Foundation: directory listing and
 // terminal output go through the C library.
