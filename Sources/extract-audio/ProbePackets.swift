@@ -7,6 +7,9 @@ extension Probe {
     ///
     /// The numbers are those of `ffprobe -ignore_editlist 1 -show_packets`: times in the
     /// track's timescale with no edit list applied, `pts` = decode time + composition offset.
+    /// Where a video sample's bitstream (``KeyFrameProbe``) disagrees with the container's
+    /// sync mark, the line also carries `bitstream_sync` (the container lies: a cut starts
+    /// further back).
     /// One rule of FFmpeg's (libavformat/mov.c, `mov_update_dts_shift`) is followed so the
     /// numbers agree: when a regular track's `ctts` holds negative offsets, FFmpeg moves
     /// every `dts` earlier by the largest of them (ignoring the last two `ctts` entries, as
@@ -46,19 +49,29 @@ extension Probe {
                 }
             }
             var output = OutputBuffer()
+            var buffer: [UInt8] = []
             for (track, samples, shift) in indexed {
                 let id = Int(track.id)
                 for (index, sample) in samples.enumerated() {
                     // Decode times of a checked table stay below 2^64; real ones below 2^63.
                     let dts = Int64(clamping: sample.decodeTime) &- shift
                     let pts = sample.presentationTime
+                    // `sync` is the container's mark (what ffprobe compares); where the video
+                    // bitstream says otherwise, `bitstream_sync` says what it says.
+                    var disagreement: Bool?
+                    if track.kind == .video,
+                       let key = try reader.bitstreamKeyFrame(sample, of: track, buffer: &buffer), key != sample.isSync {
+                        disagreement = key
+                    }
                     if json {
                         output.append("{\"track_id\": \(id), \"index\": \(index), \"dts\": \(dts), \"pts\": \(pts), "
                                       + "\"duration\": \(sample.duration), \"size\": \(sample.size), "
-                                      + "\"offset\": \(sample.offset), \"sync\": \(sample.isSync)}\n")
+                                      + "\"offset\": \(sample.offset), \"sync\": \(sample.isSync)"
+                                      + (disagreement.map { ", \"bitstream_sync\": \($0)" } ?? "") + "}\n")
                     } else {
                         output.append("track_id=\(id) index=\(index) dts=\(dts) pts=\(pts) duration=\(sample.duration) "
-                                      + "size=\(sample.size) offset=\(sample.offset) sync=\(sample.isSync ? 1 : 0)\n")
+                                      + "size=\(sample.size) offset=\(sample.offset) sync=\(sample.isSync ? 1 : 0)"
+                                      + (disagreement.map { " bitstream_sync=\($0 ? 1 : 0)" } ?? "") + "\n")
                     }
                 }
             }

@@ -75,7 +75,8 @@ let usage = """
     probe --packets INPUT lists every sample of every track (or of --track-id ID) in decode
     order, one line each (one JSON object each with --json): track_id, index, dts, pts,
     duration (in the track's timescale, no edit list applied), size, offset, sync; the
-    numbers ffprobe -ignore_editlist 1 -show_packets prints.
+    numbers ffprobe -ignore_editlist 1 -show_packets prints. Where a video sample's
+    bitstream disagrees with its container sync mark, bitstream_sync says what it says.
 
     mux puts music under a video, also by stream copy: the video track is copied as it
     is, and one audio track holds the --audio clips back to back from the start (or from

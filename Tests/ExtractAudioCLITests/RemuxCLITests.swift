@@ -113,6 +113,25 @@ final class RemuxCLITests: XCTestCase {
         XCTAssertEqual(Array(source[13..<53]), cut)  // 0.52 s is frame 13.
     }
 
+    /// Containers lie about key frames: with the `stss` of an H.263 clip (key frames 0 and 5,
+    /// ffprobe's keys file) renamed `free`, every sample claims to be a sync sample. A cut at
+    /// frame 7 must still start decoding at frame 5, the key frame by the bitstream, and say
+    /// the marks were wrong: FFmpeg then decodes exactly the source's frames 7–8. Without the
+    /// check the copy started at the P-picture 7 ("first frame is no keyframe").
+    func testCutStartsAtARealKeyFrameWhereTheContainerLies() throws {
+        var bytes = readFile(fixture("keyframes/h263.3gp"))
+        let stss = Array("stss".utf8)
+        let at = try XCTUnwrap((0...(bytes.count - 4)).first { Array(bytes[$0..<($0 + 4)]) == stss })
+        bytes.replaceSubrange(at..<(at + 4), with: Array("free".utf8))
+        let input = directory.write("lying.3gp", bytes)
+        let output = directory.file("cut.mp4")
+        let run = try runCLI(["remux", input, output, "--from", "0.28", "--to", "0.36"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("sync marks are wrong"), run.stderr)
+        XCTAssertEqual(try packetHashes(output, "v:0").count, 4, "frames 5 to 8 copied")
+        XCTAssertEqual(try frames(output), Array(try frames(fixture("keyframes/h263.3gp"))[7..<9]))
+    }
+
     /// An edit of duration 0 in a fragmented file runs to the end of the media (ISO/IEC
     /// 14496-12 § 8.6.6; DASH and HLS init segments carry it): a cut inside the time the
     /// fragments cover keeps both tracks, each lasting the range for ffprobe, with the

@@ -218,7 +218,8 @@ public enum Remux {
             var seconds = presentation.seconds
             var presentedTicks: UInt64?
             // An audio cut's pre-roll: the copied samples after the first, up to the one that
-            // presents `from`, written as non-sync samples (see below).
+            // presents `from`, written as non-sync samples (see below); for video, the samples
+            // the container marked sync that the bitstream refused.
             var preRollFollowers = 0..<0
             var editRounding = 0.0
             if let cut = options.range {
@@ -232,10 +233,33 @@ public enum Remux {
                 } catch let failure as CutPlan.Failure {
                     throw RemuxError(.unsupportedInput, "\(name): track \(track.id) cannot be cut: \(failure)")
                 }
-                guard let plan else {
+                guard var plan else {
                     notes.append("track \(track.id) presents nothing between \(cut.from) and "
                                  + "\(cut.to.map { "\($0)" } ?? "the end") s: left out")
                     continue
+                }
+                if track.kind == .video {
+                    // Containers lie about key frames: the frame the copy starts from must be
+                    // one by its bitstream, else the cut starts further back.
+                    var buffer: [UInt8] = []
+                    let marked = plan.samples.lowerBound
+                    let wrong: [Int]
+                    do {
+                        wrong = try plan.startAtKeyFrame(in: samples) { i in
+                            try reader.bitstreamKeyFrame(samples[i], of: track, buffer: &buffer)
+                        }
+                    } catch let error as ISOBMFFError {
+                        throw RemuxError(error).prefixed(name)
+                    }
+                    if !wrong.isEmpty {
+                        warnings.append("track \(track.id): sample \(wrong[0] + 1) is marked as a sync sample, but its "
+                                        + "bitstream says it needs earlier frames (the container's sync marks are "
+                                        + "wrong); the cut starts at sample \(plan.samples.lowerBound + 1), a key frame")
+                        // Written as they are: not sync samples. A player seeks to the sync sample
+                        // at or before the edit's start (FFmpeg's mov_fix_index, GStreamer's
+                        // qtdemux) and would otherwise start at the false one.
+                        preRollFollowers = (plan.samples.lowerBound + 1)..<(marked + 1)
+                    }
                 }
                 if plan.startsBeforeFirstSync {
                     notes.append("track \(track.id): the cut starts at \(cut.from) s, before its first sync sample; "

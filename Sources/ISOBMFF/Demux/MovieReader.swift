@@ -92,6 +92,23 @@ public struct MovieReader<Source: ByteSource> {
         return GaplessInfo(userData: userData)
     }
 
+    /// Whether `sample`'s bitstream says it is a key frame (``KeyFrameProbe``): nil when the
+    /// track's codec has no probe (audio, intra-only, encrypted, unknown: trust the
+    /// container) or the bytes do not say. Reads at most ``Limits/keyFrameProbeScanBytes``
+    /// of the sample into `buffer`.
+    ///
+    /// - Throws: what the source throws when the bytes cannot be read.
+    public func bitstreamKeyFrame(_ sample: Sample, of track: MediaTrack, buffer: inout [UInt8]) throws -> Bool? {
+        let index = Int(sample.descriptionIndex) - 1
+        guard index >= 0, index < track.sampleDescriptions.count,
+              let entry = track.sampleDescriptions[index].video,
+              let probe = KeyFrameProbe(sampleEntry: entry) else { return nil }
+        var head = sample
+        head.size = Swift.min(sample.size, UInt32(Limits.keyFrameProbeScanBytes))
+        try source.read(head, into: &buffer)
+        return probe.isKeyFrame(buffer)
+    }
+
     /// Reads the bytes of `sample` into `buffer`, resized to the sample's size (its capacity
     /// is reused from one call to the next).
     ///

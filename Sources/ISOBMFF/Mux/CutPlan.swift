@@ -266,6 +266,39 @@ public struct CutPlan: Sendable, Equatable {
         startsBeforeFirstSync = beforeSync
     }
 
+    /// Moves the start of a video cut back to a sample its bitstream says is a key frame,
+    /// where the container's sync marks are wrong (a phone's H.263 lists P-pictures in
+    /// `stss`; a Smooth Streaming track marks every sample sync): from the sample the plan
+    /// starts at, while `isKeyFrame` says false, the start moves one sample back in decode
+    /// order. `isKeyFrame` answers from the sample's bytes (``KeyFrameProbe``); nil (cannot
+    /// tell) trusts the container. The edit's media time moves with the start, so the same
+    /// frames are presented. O(samples walked back), each one call of `isKeyFrame`.
+    ///
+    /// - Returns: the samples the container marked sync that the bitstream refused, in the
+    ///   order met (empty when the start stands).
+    public mutating func startAtKeyFrame(in samples: SampleIndex,
+                                         isKeyFrame: (Int) throws -> Bool?) rethrows -> [Int] {
+        var first = self.samples.lowerBound
+        guard first < samples.count else { return [] }
+        var refused: [Int] = []
+        while try isKeyFrame(first) == false {
+            if samples.isSync(first) { refused.append(first) }
+            guard first > 0 else {
+                startsBeforeFirstSync = true
+                break
+            }
+            first -= 1
+        }
+        guard first != self.samples.lowerBound else { return refused }
+        // Decode times grow with the sample number: the old first decodes no earlier.
+        let shift = samples[self.samples.lowerBound].decodeTime - samples[first].decodeTime
+        for index in edits.indices where !edits[index].isEmpty {
+            edits[index].mediaTime = edits[index].mediaTime &+ Int64(clamping: shift)  // Below 2^63: real times.
+        }
+        self.samples = first..<self.samples.upperBound
+        return refused
+    }
+
     /// The sample group assignments (`sbgp`) of the copied samples `samples`: each run of
     /// `groups` cut to them, so the groups count the samples as they are copied.
     public static func slice(_ groups: [SampleToGroupBox], to samples: Range<Int>) -> [SampleToGroupBox] {
