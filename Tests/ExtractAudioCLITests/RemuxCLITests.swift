@@ -132,6 +132,30 @@ final class RemuxCLITests: XCTestCase {
         XCTAssertEqual(try frames(output), Array(try frames(fixture("keyframes/h263.3gp"))[7..<9]))
     }
 
+    /// A video sample of 0 bytes (the sixth of aac-h264-faststart.mp4's, set so in its `stsz`):
+    /// FFmpeg 5.1 refuses a fragmented file whose `trun` lists one ("Invalid data found when
+    /// processing input"), though it reads the regular file. `remux --fragment` leaves it out
+    /// of the runs, its time given to the sample before, and says so: ffprobe opens the
+    /// output and FFmpeg decodes the same frames as from the input (it drops the empty
+    /// packet there too); GStreamer decodes it.
+    func testFragmentedRemuxLeavesEmptySamplesOutOfTheRuns() throws {
+        var bytes = readFile(fixture("aac-h264-faststart.mp4"))
+        let type = Array("stsz".utf8)
+        let at = try XCTUnwrap((0...(bytes.count - 4)).first { Array(bytes[$0..<($0 + 4)]) == type })
+        let entry = at + 4 + 12 + 4 * 5  // Version and flags, sample_size, sample_count, then sizes.
+        bytes.replaceSubrange(entry..<(entry + 4), with: [0, 0, 0, 0])
+        let input = directory.write("empty-sample.mp4", bytes)
+        let output = directory.file("fragmented.mp4")
+        let run = try runCLI(["remux", input, output, "--fragment", "1"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("1 empty sample(s)"), run.stderr)
+        XCTAssertEqual(try packetHashes(output, "v:0").count, 74)
+        XCTAssertEqual(try frames(output), try frames(input))
+        XCTAssertEqual(try frames(output).count, 74)
+        XCTAssertEqual(try runTool("gst-launch-1.0", ["-q", "filesrc", "location=" + output, "!", "qtdemux", "!",
+                                                       "decodebin", "!", "fakesink"]).status, 0)
+    }
+
     /// An edit of duration 0 in a fragmented file runs to the end of the media (ISO/IEC
     /// 14496-12 § 8.6.6; DASH and HLS init segments carry it): a cut inside the time the
     /// fragments cover keeps both tracks, each lasting the range for ffprobe, with the

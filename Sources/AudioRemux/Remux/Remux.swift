@@ -305,6 +305,7 @@ public enum Remux {
             }
             var iterator = samples.makeIterator(from: range.lowerBound)
             var copied = 0
+            var empty = 0
             var ticks: UInt64 = 0
             while copied < range.count, var sample = iterator.next() {
                 // A player that starts at the sync sample at or before the edit's start
@@ -315,7 +316,14 @@ public enum Remux {
                 if preRollFollowers.contains(range.lowerBound + copied) { sample.isSync = false }
                 try writer.append(sample, from: 0, to: id)
                 copied += 1
+                if sample.size == 0 { empty += 1 }
                 ticks &+= UInt64(sample.duration)  // A checked table's total fits in 64 bits.
+            }
+            if empty > 0, options.fragmentSeconds != nil {
+                // The writer leaves them out of the fragments' runs (FFmpeg refuses a run that
+                // lists one), their time given to a neighbour.
+                warnings.append("track \(track.id): \(empty) empty sample(s) (0 bytes) left out of the fragments, "
+                                + "their time given to the sample before")
             }
             var written = RemuxResult.Track(inputID: track.id, outputID: id, format: track.format?.description ?? "?",
                                             sampleCount: copied, seconds: seconds)

@@ -706,6 +706,13 @@ public struct MovieWriter: Sendable {
     }
 
     /// The samples of one track in one fragment.
+    ///
+    /// A sample of 0 bytes is not written into a `trun`: FFmpeg 5.1 refuses a fragmented file
+    /// whose run lists one ("Invalid data found when processing input"), though it reads
+    /// the same sample in a regular file. Its time goes to the sample before it in the run
+    /// (as FFmpeg's own muxer, which drops an empty packet, leaves it), or, first in the
+    /// run, to the one after it, presented at the same time as before. It holds no bytes,
+    /// so the fragment's data is unchanged. ``droppedEmptySamples`` counts them.
     struct FragmentRun {
         var baseDecodeTime: UInt64 = 0
         var descriptionIndex: UInt32 = 1
@@ -714,11 +721,41 @@ public struct MovieWriter: Sendable {
         var flags: [UInt32] = []
         var compositionOffsets: [Int64] = []
         var byteCount: UInt64 = 0
+        /// Ticks of empty samples at the start of the run, given to its first written sample.
+        var leadingEmptyTicks: UInt32 = 0
+        var droppedEmptySamples = 0
 
         mutating func add(_ entry: SampleTableWriter.Entry, decodeTime: UInt64) {
-            if sizes.isEmpty {
+            if sizes.isEmpty && leadingEmptyTicks == 0 {
                 baseDecodeTime = decodeTime
                 descriptionIndex = entry.descriptionIndex
+            }
+            if entry.size == 0 {
+                if let last = durations.indices.last {
+                    let (sum, overflow) = durations[last].addingReportingOverflow(entry.duration)
+                    if !overflow {
+                        durations[last] = sum
+                        droppedEmptySamples += 1
+                        return
+                    }
+                } else {
+                    let (sum, overflow) = leadingEmptyTicks.addingReportingOverflow(entry.duration)
+                    if !overflow {
+                        leadingEmptyTicks = sum
+                        droppedEmptySamples += 1
+                        return
+                    }
+                }
+            }
+            var entry = entry
+            if sizes.isEmpty && leadingEmptyTicks > 0 {
+                // Decoded where the empty samples were, presented where it was.
+                let (sum, overflow) = entry.duration.addingReportingOverflow(leadingEmptyTicks)
+                if !overflow {
+                    entry.duration = sum
+                    entry.compositionOffset += Int64(leadingEmptyTicks)  // |offset| < 2^33: no overflow.
+                }
+                leadingEmptyTicks = 0
             }
             sizes.append(entry.size)
             durations.append(entry.duration)
