@@ -107,8 +107,15 @@ final class FragmentedExtractionTests: XCTestCase {
         samples[2].compositionOffset = 512
         let synthetic = SyntheticFragmentedMovie(fragments: [.init(runs: [.init(samples: samples)])])
         let output = try extract(synthetic)
-        XCTAssertEqual(output.packets, expectedPackets(samples))
-        XCTAssertEqual(output.table.boxes.compositionOffsets?.version, 1)
+        // Written with no negative offset (players mis-read them after an edit: MovieWriter's
+        // compositionShift): every offset and the edit's media time 512 later, so each packet
+        // is presented where it was (the reader here counts times from the edit's media time).
+        var shifted = samples
+        for i in shifted.indices { shifted[i].compositionOffset += 512 }
+        XCTAssertEqual(output.packets, expectedPackets(shifted, shift: 512))
+        XCTAssertEqual(output.packets.map(\.pts), expectedPackets(samples).map(\.pts))
+        XCTAssertEqual(output.table.boxes.compositionOffsets?.version, 0)
+        XCTAssertEqual(output.track.editList?.entries.first?.mediaTime, 512)
     }
 
     func testInitSegmentEditListIsKept() throws {

@@ -157,10 +157,13 @@ final class MuxHardeningTests: XCTestCase {
     }
 
     func testLoopingOverAClaimedDurationIsRefusedBeforeBuilding() throws {
+        // Two frames that last 2^32 - 1 ticks each (at 44.1 kHz: 27 hours): what the media
+        // holds, not an edit's claim (an edit is fitted to the media it presents).
         var synthetic = SyntheticMovie(sampleCount: 2)
         synthetic.handler = .vide
         synthetic.sampleSizes = [30000, 30000]
-        synthetic.editList = EditListBox(entries: [.init(segmentDuration: 1 << 32, mediaTime: 0)])
+        synthetic.timeToSample = TimeToSampleBox(entries: [.init(sampleCount: 2, sampleDelta: UInt32.max)])
+        synthetic.editList = nil
         let video = synthetic.build()
         XCTAssertLessThan(video.count, 61000)
         let music = clip(count: 40, presentedMilliseconds: 800)
@@ -179,7 +182,8 @@ final class MuxHardeningTests: XCTestCase {
     func testLoopingALongVideoWithinTheCapFillsIt() throws {
         var synthetic = SyntheticMovie(sampleCount: 2)
         synthetic.handler = .vide
-        synthetic.editList = EditListBox(entries: [.init(segmentDuration: 3 * 3600 * 1000, mediaTime: 0)])
+        synthetic.timeToSample = TimeToSampleBox(entries: [.init(sampleCount: 2, sampleDelta: 3 * 3600 * 44100 / 2)])
+        synthetic.editList = nil
         let plan = try plan(video: synthetic.build(), clips: [clip(count: 40, presentedMilliseconds: 800)],
                             options: MuxOptions(loop: true))
         XCTAssertEqual(plan.clipsPlaced, 13500)

@@ -294,6 +294,24 @@ public struct MovieWriter: Sendable {
         FileTypeBox(majorBrand: .isom, minorVersion: 512, compatibleBrands: [.isom, "iso2", "avc1", "mp41"])
     }
 
+    /// What is added to every composition offset of `track` and to the media time of each of
+    /// its edits, so that it is written with no negative offset and presents the same frames
+    /// at the same times: the most negative offset, negated, for a track with edits; 0
+    /// otherwise (without an edit list, shifting every frame would delay the track), and 0
+    /// for a live stream (``writeFragment(into:)``), whose later samples are not known when
+    /// its edits are written.
+    ///
+    /// ISO/IEC 14496-12 allows negative offsets (`ctts` and `trun` version 1), but players
+    /// read them wrong after an edit: GStreamer 1.22's qtdemux ends an edit's segment when a
+    /// sample's *decode* time reaches the edit's end, a composition time, so with negative
+    /// offsets it never pushes the frames decoded last (a cut of a Smooth Streaming file lost
+    /// its last B-frame); FFmpeg 5.1 applies its `dts_shift` to an edited fragmented track
+    /// and places frames before 0, dropping them. FFmpeg's own muxer writes non-negative
+    /// offsets and an edit the same way unless told otherwise.
+    func compositionShift(_ track: WrittenTrack) -> Int64 {
+        track.edits == nil || isStreaming ? 0 : track.table.negativeOffsetSpan
+    }
+
     /// The track's presented duration in the movie timescale: its edits, or its media.
     private func presentedDuration(_ track: WrittenTrack) -> UInt64 {
         if let edits = track.edits {
@@ -334,7 +352,13 @@ public struct MovieWriter: Sendable {
                 }
             }
             if let edits = track.edits {
-                w.box(.edts) { EditListBox(entries: edits).write(to: &$0) }
+                let shift = compositionShift(track)
+                let shifted = edits.map { edit in
+                    var edit = edit
+                    if !edit.isEmpty { edit.mediaTime &+= shift }  // Media times and offsets < 2^62.
+                    return edit
+                }
+                w.box(.edts) { EditListBox(entries: shifted).write(to: &$0) }
             }
             w.box(.mdia) { w in
                 var mediaHeader = MediaHeaderBox(timescale: description.timescale,
@@ -427,7 +451,7 @@ public struct MovieWriter: Sendable {
             for (index, track) in tracks.enumerated() {
                 writeTrack(track, fragmented: false, into: &w) { w in
                     TimeToSampleBox(entries: track.table.timeToSample).write(to: &w)
-                    track.table.compositionOffsetBox?.write(to: &w)
+                    track.table.compositionOffsetBox(shiftedBy: compositionShift(track))?.write(to: &w)
                     track.table.syncSampleBox?.write(to: &w)
                     SampleToChunkBox(entries: plan.sampleToChunk[index]).write(to: &w)
                     track.table.sampleSizeBox.write(to: &w)
@@ -557,8 +581,8 @@ public struct MovieWriter: Sendable {
     /// added after the first call. Do not mix with ``finish(_:into:progress:isCancelled:)``.
     public mutating func writeFragment(into sink: inout some MovieSink) throws {
         if !isStreaming {
+            isStreaming = true  // First: a stream keeps its offsets as appended (compositionShift).
             try sink.perform(.write(fragmentedHead(duration: nil)[...]))
-            isStreaming = true
         }
         guard tracks.contains(where: { $0.table.count > 0 }) else { return }
         guard streamedFragments < UInt32.max else {
@@ -658,6 +682,7 @@ public struct MovieWriter: Sendable {
     private func forEachFragment(seconds: Double, leader: Int,
                                  _ body: (UInt32, [FragmentRun]) throws -> Void) throws {
         var cursors = tracks.map { $0.table.makeCursor() }
+        let shifts = tracks.map(compositionShift)
         var sequence: UInt32 = 0
         while cursors.contains(where: { $0.peek() != nil }) {
             guard sequence < UInt32.max else {
@@ -679,7 +704,7 @@ public struct MovieWriter: Sendable {
                         if entry.isSync && cursors[leader].decodeTime - start >= target { break }
                     }
                     fragmentBytes += UInt64(entry.size)
-                    fragments[leader].add(entry, decodeTime: cursors[leader].decodeTime)
+                    fragments[leader].add(entry, decodeTime: cursors[leader].decodeTime, shift: shifts[leader])
                     _ = cursors[leader].next()
                 }
                 if cursors[leader].peek() != nil { end = (cursors[leader].decodeTime, timescale) }
@@ -697,7 +722,7 @@ public struct MovieWriter: Sendable {
                     }
                     if fragmentBytes > 0, fragmentBytes + UInt64(entry.size) > Limits.maximumFragmentPayload { break }
                     fragmentBytes += UInt64(entry.size)
-                    fragments[track].add(entry, decodeTime: cursors[track].decodeTime)
+                    fragments[track].add(entry, decodeTime: cursors[track].decodeTime, shift: shifts[track])
                     _ = cursors[track].next()
                 }
             }
@@ -725,7 +750,8 @@ public struct MovieWriter: Sendable {
         var leadingEmptyTicks: UInt32 = 0
         var droppedEmptySamples = 0
 
-        mutating func add(_ entry: SampleTableWriter.Entry, decodeTime: UInt64) {
+        /// Adds `entry`, its composition offset moved by `shift` (``compositionShift(_:)``).
+        mutating func add(_ entry: SampleTableWriter.Entry, decodeTime: UInt64, shift: Int64 = 0) {
             if sizes.isEmpty && leadingEmptyTicks == 0 {
                 baseDecodeTime = decodeTime
                 descriptionIndex = entry.descriptionIndex
@@ -748,6 +774,7 @@ public struct MovieWriter: Sendable {
                 }
             }
             var entry = entry
+            entry.compositionOffset &+= shift  // Offsets are 32-bit, the shift one's negation.
             if sizes.isEmpty && leadingEmptyTicks > 0 {
                 // Decoded where the empty samples were, presented where it was.
                 let (sum, overflow) = entry.duration.addingReportingOverflow(leadingEmptyTicks)

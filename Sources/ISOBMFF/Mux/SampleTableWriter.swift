@@ -226,12 +226,21 @@ public struct SampleTableWriter: Sendable {
 
     /// The `ctts` box, or nil when every offset is 0. Version 1 (signed) when an offset is
     /// negative, else version 0.
-    public var compositionOffsetBox: CompositionOffsetBox? {
+    public var compositionOffsetBox: CompositionOffsetBox? { compositionOffsetBox(shiftedBy: 0) }
+
+    /// The `ctts` box with `shift` added to every offset (see
+    /// ``MovieWriter``: a track with edits gets non-negative offsets).
+    func compositionOffsetBox(shiftedBy shift: Int64) -> CompositionOffsetBox? {
         guard !compositionRuns.isEmpty else { return nil }
-        let negative = compositionRuns.contains { $0.offset < 0 }
+        let negative = compositionRuns.contains { $0.offset &+ shift < 0 }
         return CompositionOffsetBox(version: negative ? 1 : 0, entries: compositionRuns.map {
-            .init(sampleCount: $0.count, sampleOffset: UInt32(truncatingIfNeeded: $0.offset))
+            .init(sampleCount: $0.count, sampleOffset: UInt32(truncatingIfNeeded: $0.offset &+ shift))
         })
+    }
+
+    /// The most negative composition offset, negated; 0 when none is negative. O(runs).
+    var negativeOffsetSpan: Int64 {
+        Swift.max(0, -(compositionRuns.lazy.map(\.offset).min() ?? 0))
     }
 
     /// The `stss` box, or nil when every sample is a sync sample.
