@@ -59,7 +59,7 @@ struct Extraction {
         // The one presentation rule (shared with probe): an edit list that overflows or points
         // outside the media is ignored, and the track presented whole, with a warning; without
         // an edit list, an iTunSMPB item gives the priming and the valid samples.
-        let presentation = Self.presentation(of: track, in: movie, table: table, codec: codec)
+        let presentation = Self.presentation(of: track, in: movie, table: table)
         track.editList = presentation.editList(replacing: track.editList)
         presentationWarnings = presentation.warnings
         // An edit made from iTunSMPB counts samples: the output's movie timescale is the
@@ -140,29 +140,16 @@ struct Extraction {
     }
 
     /// How `track` is presented (``TrackPresentation``, the one rule, shared with probe): its
-    /// edit list, or without one the file's `iTunSMPB` item where the media timescale counts
-    /// the codec's samples.
-    static func presentation(of track: Track, in movie: Movie, table: SampleTable, codec: AudioCodec?)
-        -> TrackPresentation
-    {
+    /// edit list, or without one the file's `iTunSMPB` item where it applies
+    /// (``GaplessInfo/init(for:in:)``, the one place that decides).
+    static func presentation(of track: Track, in movie: Movie, table: SampleTable) -> TrackPresentation {
         // An edit made from iTunSMPB counts in the media timescale (the output's movie
         // timescale then), so that it presents exactly the valid samples.
-        let gapless = gaplessInfo(of: track, in: movie, codec: codec)
+        let gapless = GaplessInfo(for: track, in: movie)
         return TrackPresentation(track: track,
                                  movieTimescale: gapless == nil ? movie.header.timescale : track.mediaHeader.timescale,
                                  mediaDuration: table.totalDuration, gapless: gapless,
                                  isFragmented: movie.isFragmented)
-    }
-
-    /// The file's `iTunSMPB` numbers when they can apply to `track`: it has no edit list,
-    /// is of the file's only audio track or its first, and its media timescale is the codec's
-    /// sample rate (the item counts samples).
-    static func gaplessInfo(of track: Track, in movie: Movie, codec: AudioCodec?) -> GaplessInfo? {
-        guard track.editList?.entries.isEmpty ?? true, let codec,
-              track.mediaHeader.timescale == UInt32(clamping: codec.sampleRate),
-              movie.tracks.first(where: \.isAudio)?.trackID == track.trackID,
-              let userData = movie.userData else { return nil }
-        return GaplessInfo(userData: userData)
     }
 
     /// Priming, padding and the presented sample count of an AAC track, from an edit list
@@ -291,7 +278,7 @@ struct Extraction {
                                                     excluding: exclude) }
             guard let cut = fragmented.incompleteFragmentOffset else { return (table, nil) }
             let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut,
-                                       recoveredSeconds: presentation(of: track, in: movie, table: table, codec: nil).seconds)
+                                       recoveredSeconds: presentation(of: track, in: movie, table: table).seconds)
             guard salvage else {
                 throw truncated(name, report, samples: table.sampleCount,
                                 "the fragment at byte \(cut) is incomplete; the \(fragmented.fragmentCount) "
@@ -309,7 +296,7 @@ struct Extraction {
             guard let cut = movie.truncatedBox else { throw error }
             let table = try completePrefix(of: track, in: movie)
             let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut.offset,
-                                       recoveredSeconds: presentation(of: track, in: movie, table: table, codec: nil).seconds)
+                                       recoveredSeconds: presentation(of: track, in: movie, table: table).seconds)
             guard salvage else {
                 throw truncated(name, report, samples: table.sampleCount,
                                 "the \(cut.type) box at byte \(cut.offset) should run to byte "

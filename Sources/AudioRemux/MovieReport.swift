@@ -168,8 +168,7 @@ extension AudioExtractor {
         // The rule extraction applies (an iTunSMPB item where the track has no edit list).
         let presentation = TrackPresentation(track: track, movieTimescale: movie.header.timescale,
                                              mediaDuration: mediaTicks,
-                                             gapless: Extraction.gaplessInfo(of: track, in: movie,
-                                                                             codec: planned.extraction?.codec),
+                                             gapless: GaplessInfo(for: track, in: movie),
                                              isFragmented: movie.isFragmented)
         let duration = presentation.seconds
         let edits = track.editList?.entries ?? []

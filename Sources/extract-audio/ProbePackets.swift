@@ -41,7 +41,7 @@ extension Probe {
                     var shift: Int64 = 0
                     if !reader.movie.isFragmented, samples.compositionOffsetRange.lowerBound < 0,
                        let ctts = try track.track.sampleTable().compositionOffsets {
-                        shift = ffmpegDecodeTimeShift(ctts)
+                        shift = ctts.ffmpegDecodeTimeShift
                     }
                     indexed.append((track, samples, shift))
                 } catch let error as ISOBMFFError {
@@ -80,17 +80,6 @@ extension Probe {
         } catch {
             return report(error, input: input, output: nil, json: json)
         }
-    }
-
-    /// FFmpeg 5.1's `dts_shift` for a `ctts`: the largest negation of a negative offset
-    /// among all entries but the last two (libavformat/mov.c, `mov_read_ctts`).
-    static func ffmpegDecodeTimeShift(_ ctts: CompositionOffsetBox) -> Int64 {
-        var shift: Int64 = 0
-        for (i, entry) in ctts.entries.enumerated() where i + 2 < ctts.entries.count {
-            let offset = entry.offset
-            if offset < 0 { shift = Swift.max(shift, -offset) }
-        }
-        return shift
     }
 
     static func malformed(_ error: ISOBMFFError, input: String, json: Bool) -> ExitStatus {

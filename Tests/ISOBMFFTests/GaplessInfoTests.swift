@@ -1,4 +1,6 @@
+import Foundation
 import ISOBMFF
+import TestSupport
 import XCTest
 
 /// The `iTunSMPB` numbers and their place in the one presentation rule (issue 13, point 1).
@@ -93,5 +95,34 @@ final class TrackPresentationTests: XCTestCase {
         XCTAssertEqual(movieTimescale(forTracksOf: [12800, 44100, 1_000_000, 1000]), 1_000_000)  // LCM 3,528,000,000.
         XCTAssertEqual(movieTimescale(forTracksOf: [0, 600]), 600)
         XCTAssertNil(movieTimescale(forTracksOf: [0]))
+    }
+
+    /// The presented time of each frame through the edit list equals ffprobe's packet time
+    /// with the edit list applied (the fixture's expectation stores ffprobe's numbers without
+    /// it: pts here minus the edit's media time, 1024, at 12800 Hz), and a frame the edit
+    /// skips has none.
+    func testPresentedTimeFollowsTheEdits() throws {
+        let reader = try MovieReader(reading: MemoryByteSource(readFile(fixture("video-bframes.mp4"))))
+        let video = reader.tracks[0]
+        let samples = try reader.samples(of: video)
+        let presentation = reader.presentation(of: video, samples: samples)
+        let media = try XCTUnwrap(presentation.edits.first?.mediaTime)
+        // ffprobe -ignore_editlist 1's pts (Scripts/packets-conformance.py --write), per sample.
+        let stored = try JSONSerialization.jsonObject(with: Data(readFile(fixture(
+            "expected/packets/video-bframes.mp4.json")))) as? [String: Any]
+        let track = try XCTUnwrap((stored?["tracks"] as? [[String: Any]])?.first)
+        let ffprobe = try XCTUnwrap(track["packets"] as? [[Int]]).map { Int64($0[1]) }
+        XCTAssertEqual(ffprobe.count, samples.count)
+        for (sample, pts) in zip(samples, ffprobe) {
+            let seconds = presentation.presentedSeconds(ofMediaTime: sample.presentationTime,
+                                                        mediaTimescale: video.timescale)
+            XCTAssertEqual(try XCTUnwrap(seconds), Double(pts - media) / 12800, accuracy: 1e-9)
+        }
+        XCTAssertNil(presentation.presentedSeconds(ofMediaTime: media - 1, mediaTimescale: video.timescale))
+        let delayed = TrackPresentation(editList: EditListBox(entries: [.init(segmentDuration: 500, mediaTime: -1),
+                                                                        .init(segmentDuration: 1000, mediaTime: 0)]),
+                                        movieTimescale: 1000, mediaTimescale: 1000, mediaDuration: 1000, path: "t")
+        XCTAssertEqual(delayed.presentedSeconds(ofMediaTime: 0, mediaTimescale: 1000), 0.5)
+        XCTAssertNil(delayed.presentedSeconds(ofMediaTime: 1000, mediaTimescale: 1000))
     }
 }

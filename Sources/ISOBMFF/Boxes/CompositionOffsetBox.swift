@@ -71,6 +71,19 @@ public struct CompositionOffsetBox: Box {
     @inlinable
     public static func offset(coded raw: UInt32) -> Int64 { Int64(Int32(bitPattern: raw)) }
 
+    /// FFmpeg's view of the decode times, for comparing with `ffprobe`: FFmpeg 5.1 moves every
+    /// decode time of a regular track earlier by this much, so that none follows its
+    /// presentation time (libavformat/mov.c, `mov_read_ctts` and `mov_update_dts_shift`):
+    /// the largest negation of a negative offset among all entries but the last two, as it
+    /// computes it; 0 when none is negative. Presentation times are unchanged. O(entries).
+    public var ffmpegDecodeTimeShift: Int64 {
+        var shift: Int64 = 0
+        for (i, entry) in entries.enumerated() where i + 2 < entries.count && entry.offset < 0 {
+            shift = Swift.max(shift, -entry.offset)
+        }
+        return shift
+    }
+
     /// The number of samples the table describes. O(entries).
     public var sampleCount: UInt64 {
         entries.reduce(0) { $0 + UInt64($1.sampleCount) }

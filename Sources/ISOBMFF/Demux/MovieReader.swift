@@ -74,22 +74,13 @@ public struct MovieReader<Source: ByteSource> {
     /// timescale (the presentation's ``TrackPresentation/isFromGaplessInfo``).
     public func presentation(of track: MediaTrack, samples: SampleIndex) -> TrackPresentation {
         let mediaDuration = samples.totalDuration
-        if let gapless = gaplessInfo(of: track) {
+        if let gapless = GaplessInfo(for: track.track, in: movie) {
             return TrackPresentation(track: track.track, movieTimescale: track.timescale,
                                      mediaDuration: mediaDuration, gapless: gapless)
         }
         return TrackPresentation(track: track.track, movieTimescale: movie.header.timescale,
                                  mediaDuration: mediaDuration, mediaEnd: samples.presentationEnd,
                                  isFragmented: movie.isFragmented)
-    }
-
-    /// The `iTunSMPB` numbers where they apply to `track` (see ``presentation(of:samples:)``).
-    func gaplessInfo(of track: MediaTrack) -> GaplessInfo? {
-        guard track.editList?.entries.isEmpty ?? true, tracks.first(where: { $0.kind == .audio })?.id == track.id,
-              let audio = track.sampleDescriptions.first?.audio, let userData = movie.userData else { return nil }
-        let rate = audio.sampleRateV2.flatMap { UInt32(exactly: $0) } ?? audio.sampleRate >> 16
-        guard rate == track.timescale else { return nil }
-        return GaplessInfo(userData: userData)
     }
 
     /// Whether `sample`'s bitstream says it is a key frame (``KeyFrameProbe``): nil when the

@@ -180,6 +180,32 @@ public struct TrackPresentation: Sendable, Equatable {
         self.isFromGaplessInfo = isFromGaplessInfo
     }
 
+    /// Where a sample presented at media time `time` (its ``Sample/presentationTime``: decode
+    /// time plus composition offset, in ticks of `mediaTimescale`) appears in the movie's
+    /// presentation, in seconds from its start: through the edits, each empty edit a delay,
+    /// each media edit showing `[mediaTime, mediaTime + duration)` of the media; the first
+    /// edit that shows it wins. Without edits, `time` itself. Nil when no edit shows it (it
+    /// lies in the priming skipped, or after the end). What FFmpeg and GStreamer show a frame
+    /// at, the way `ffprobe -show_packets` times a packet with the edit list applied. O(edits).
+    public func presentedSeconds(ofMediaTime time: Int64, mediaTimescale: UInt32) -> Double? {
+        guard mediaTimescale > 0 else { return nil }
+        guard !edits.isEmpty else { return Double(time) / Double(mediaTimescale) }
+        guard segmentTimescale > 0 else { return nil }
+        var elapsed = 0.0
+        for edit in edits {
+            let seconds = Double(edit.segmentDuration) / Double(segmentTimescale)
+            if !edit.isEmpty, time >= edit.mediaTime,
+               let length = rescale(edit.segmentDuration, from: segmentTimescale, to: mediaTimescale) {
+                let (into, overflow) = time.subtractingReportingOverflow(edit.mediaTime)
+                if !overflow, UInt64(into) < length {  // into ≥ 0: time ≥ mediaTime.
+                    return elapsed + Double(into) / Double(mediaTimescale)
+                }
+            }
+            elapsed += seconds
+        }
+        return nil
+    }
+
     /// The edit list to write: the input's when unchanged, the fitted one, or none.
     public func editList(replacing input: EditListBox?) -> EditListBox? {
         guard isChanged else { return input }
@@ -196,5 +222,22 @@ public struct TrackPresentation: Sendable, Equatable {
         // 584 million years.
         let fraction = String(millis % 1000)
         return "\(millis / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+}
+
+extension GaplessInfo {
+    /// The file's `iTunSMPB` numbers where they apply to `track`: it has no edit list (an edit
+    /// list wins), it is the file's first audio track, and its media timescale is its sample
+    /// entry's rate, so that a tick is a sample, the unit the item counts in. The one place
+    /// that decides; ``MovieReader/presentation(of:samples:)`` and extraction both ask it.
+    public init?(for track: Track, in movie: Movie) {
+        guard track.editList?.entries.isEmpty ?? true, track.handlerType == .soun,
+              movie.tracks.first(where: { $0.handlerType == .soun })?.trackID == track.trackID,
+              let userData = movie.userData, let entry = track.sampleDescriptions.entries.first,
+              let audio = try? AudioSampleEntry(parsing: entry, quickTimeLayout: movie.usesQuickTimeLayout)
+        else { return nil }
+        let rate = audio.sampleRateV2.flatMap { UInt32(exactly: $0) } ?? audio.sampleRate >> 16
+        guard rate == track.mediaHeader.timescale, let item = GaplessInfo(userData: userData) else { return nil }
+        self = item
     }
 }
