@@ -12,7 +12,8 @@ struct Extraction {
 
     let salvage: SalvageReport?
     let extras: OutputExtras
-    /// What the presentation rule ignored or fitted in the input's edit list.
+    /// What the presentation rule ignored or fitted in the input's edit list, after what
+    /// reading the input tolerated (a second `moov`, ``Movie/warnings``).
     let presentationWarnings: [String]
 
     /// - Parameter name: how to call the input in messages (its path).
@@ -61,7 +62,7 @@ struct Extraction {
         // an edit list, an iTunSMPB item gives the priming and the valid samples.
         let presentation = Self.presentation(of: track, in: movie, table: table, codec: codec)
         track.editList = presentation.editList(replacing: track.editList)
-        presentationWarnings = presentation.warnings
+        presentationWarnings = movie.warnings.map(\.description) + presentation.warnings
         // An edit made from iTunSMPB counts samples: the output's movie timescale is the
         // media's, so that the edit presents exactly the valid samples.
         let outputTimescale = presentation.isFromGaplessInfo ? track.mediaHeader.timescale : nil
