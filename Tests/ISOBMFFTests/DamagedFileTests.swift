@@ -62,6 +62,13 @@ final class DamagedFileTests: XCTestCase {
             XCTAssertEqual(truncation?.code, .endOfFile)
             XCTAssertTrue(samples.allSatisfy { $0.offset + UInt64($0.size) <= 34359 })
         }
+        // A file that ends at a box boundary but whose last chunk lies past it (the file's
+        // end as its tables see it): the samples before that chunk, as ffprobe lists 129.
+        let beyond = try self.reader("corrupt/stco-beyond-eof.mp4")
+        let cut = try beyond.wholeSamples(of: XCTUnwrap(beyond.track(id: 2)))
+        XCTAssertNil(beyond.movie.truncatedBox)
+        XCTAssertEqual(cut.samples.count, 129)
+        XCTAssertEqual(cut.truncation?.code, .endOfFile)
         // A complete track: the same samples as samples(of:), no truncation.
         let whole = try self.reader("aac-h264-faststart.mp4")
         let track = try XCTUnwrap(whole.track(id: 1))

@@ -66,7 +66,8 @@ public struct MovieReader<Source: ByteSource> {
     }
 
     /// The samples of `track` that can be read, and why not all of them when the file was
-    /// cut short (it ends inside a box, ``Movie/truncatedBox``, or inside a fragment): then
+    /// cut short (it ends inside a box, ``Movie/truncatedBox``, inside a fragment, or before
+    /// chunks its tables place past its end, as when a tool dropped `mdat`): then
     /// the samples lying wholly inside the file, in order up to the first that does not —
     /// the rule of extraction's salvage, ``SampleTable/init(wholeSamplesOf:fileLength:excluding:)``
     /// — with an `.endOfFile` error saying where the file ends. For a complete track, what
@@ -89,16 +90,19 @@ public struct MovieReader<Source: ByteSource> {
         do {
             return (try samples(of: track), nil)
         } catch let error as ISOBMFFError where error.code == .invalidSampleTable {
-            guard let cut = movie.truncatedBox else { throw error }
+            // Throws again unless the tables hold together and only run past the file's end.
             let table = try SampleTable(wholeSamplesOf: track.track.sampleTable(), fileLength: movie.fileLength,
                                         excluding: [movie.movieBoxRange])
-            let claimed = cut.offset.addingReportingOverflow(cut.size)
-            let end = claimed.overflow ? "" : " (it should run to byte \(claimed.partialValue))"
+            var cut = ""
+            if let box = movie.truncatedBox {
+                let claimed = box.offset.addingReportingOverflow(box.size)
+                cut = ", inside the \(box.type) box at byte \(box.offset)"
+                    + (claimed.overflow ? "" : " (it should run to byte \(claimed.partialValue))")
+            }
             return (try SampleIndex(table: table),
-                    ISOBMFFError(.endOfFile, "the file ends at byte \(movie.fileLength), inside the \(cut.type) box at "
-                                 + "byte \(cut.offset)\(end): \(table.sampleCount) of the \(track.track.declaredSampleCount) "
-                                 + "samples of track \(track.id) lie wholly before the cut (\(error.message))",
-                                 path: error.path, offset: error.offset))
+                    ISOBMFFError(.endOfFile, "the file ends at byte \(movie.fileLength)\(cut): \(table.sampleCount) of "
+                                 + "the \(track.track.declaredSampleCount) samples of track \(track.id) lie wholly "
+                                 + "inside it (\(error.message))", path: error.path, offset: error.offset))
         }
     }
 
