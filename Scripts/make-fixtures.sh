@@ -18,7 +18,7 @@ fi
 
 # Only the generated files are removed; README.md stays (and the GStreamer file when it
 # cannot be remade).
-rm -rf "$FIX/corrupt" "$FIX/expected"
+rm -rf "$FIX/corrupt" "$FIX/damaged" "$FIX/expected"
 for file in "$FIX"/*.mp4 "$FIX"/*.mov "$FIX"/*.m4a "$FIX"/*.m4v "$FIX"/*.3gp "$FIX"/*.3g2; do
     [[ -e $file ]] || continue
     [[ $have_gst -eq 0 && $(basename "$file") == "$GST" ]] && continue
@@ -88,6 +88,7 @@ ff "${VIDEO[@]}" -f lavfi -i "$(sine 440 8000)" -map 0:v -map 1:a \
     "${VCODEC[@]}" -c:a pcm_s16le -ac 1 "${EXACT[@]}" -f mov "$FIX/pcm-in-mov.mov"
 
 python3 Scripts/corrupt.py "$FIX/aac-h264-faststart.mp4" "$FIX/corrupt"
+python3 Scripts/damage.py "$FIX/aac-h264-faststart.mp4" "$FIX/damaged"
 
 # ---------------------------------------------------------------------------------------
 # Second round: 2-second clips, video at CRF 40 with a keyframe every 10 frames (so the

@@ -12,7 +12,8 @@ struct Extraction {
 
     let salvage: SalvageReport?
     let extras: OutputExtras
-    /// What the presentation rule ignored or fitted in the input's edit list.
+    /// What the presentation rule ignored or fitted in the input's edit list, after what
+    /// reading the input tolerated (a second `moov`, ``Movie/warnings``).
     let presentationWarnings: [String]
 
     /// - Parameter name: how to call the input in messages (its path).
@@ -61,7 +62,7 @@ struct Extraction {
         // an edit list, an iTunSMPB item gives the priming and the valid samples.
         let presentation = Self.presentation(of: track, in: movie, table: table)
         track.editList = presentation.editList(replacing: track.editList)
-        presentationWarnings = presentation.warnings
+        presentationWarnings = movie.warnings.map(\.description) + presentation.warnings
         // An edit made from iTunSMPB counts samples: the output's movie timescale is the
         // media's, so that the edit presents exactly the valid samples.
         let outputTimescale = presentation.isFromGaplessInfo ? track.mediaHeader.timescale : nil
@@ -318,41 +319,13 @@ struct Extraction {
     }
 
     /// The samples of a truncated regular file that lie wholly inside it, in order, up to
-    /// the first one that does not.
+    /// the first one that does not: ``SampleTable/init(wholeSamplesOf:fileLength:excluding:)``,
+    /// the rule `probe --packets` lists by too.
     static func completePrefix(of track: Track, in movie: Movie) throws -> SampleTable {
-        let whole = try parse {
-            try SampleTable(boxes: track.sampleTable(), fileLength: UInt64.max, excluding: [movie.movieBoxRange])
+        try parse {
+            try SampleTable(wholeSamplesOf: track.sampleTable(), fileLength: movie.fileLength,
+                            excluding: [movie.movieBoxRange])
         }
-        var builder = SampleTableBuilder()
-        // The durations are walked alongside the samples (which come in order) rather than
-        // expanded: the whole table may claim 2^30 samples, most of them past the cut.
-        var timing = whole.boxes.timeToSample.entries.makeIterator()
-        var duration: UInt32 = 0
-        var leftInEntry: UInt32 = 0
-        // Bytes kept so far: overlapping chunks could otherwise repeat the file's bytes 2^30 times.
-        var kept: UInt64 = 0
-        let sizes = whole.boxes.sampleSizes
-        try whole.forEachChunk { chunk in
-            var samples: [SampleTableBuilder.Sample] = []
-            var end = chunk.offset
-            for i in chunk.firstSample..<(chunk.firstSample + chunk.sampleCount) {
-                let size = sizes.size(ofSample: i)
-                end += UInt64(size)  // Inside the validated (64-bit) chunk.
-                kept += UInt64(size)  // At most fileLength + 2^32 (checked below before growing).
-                guard end <= movie.fileLength, kept <= movie.fileLength else { break }
-                while leftInEntry == 0, let entry = timing.next() {
-                    (duration, leftInEntry) = (entry.sampleDelta, entry.sampleCount)
-                }
-                leftInEntry -= min(leftInEntry, 1)  // stts counts every sample: validated by SampleTable.
-                samples.append(.init(size: size, duration: duration))
-            }
-            try builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
-                                samples: samples)
-            return end <= movie.fileLength && kept <= movie.fileLength
-        }
-        let boxes = builder.boxes(descriptions: whole.boxes.sampleDescriptions,
-                                  groups: whole.boxes.sampleGroupDescriptions.filter { $0.groupingType == .roll })
-        return try parse { try SampleTable(boxes: boxes, fileLength: movie.fileLength, excluding: [movie.movieBoxRange]) }
     }
 
     /// The output's media duration: the input's `mdhd` duration, or the samples' total when

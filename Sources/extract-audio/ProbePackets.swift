@@ -32,26 +32,42 @@ extension Probe {
                                              + "\(ids.isEmpty ? "none" : ids))"), input: input, output: nil, json: json)
                 }
             }
-            // Every chosen track is checked before anything is printed: a broken table
-            // fails the command with nothing on standard output.
-            var indexed: [(track: MediaTrack, samples: SampleIndex, shift: Int64)] = []
+            // Every chosen track is checked before anything is printed. One damaged track
+            // does not hide the others: a truncated one lists its whole samples, a broken
+            // one none, each after one problem line; only when nothing at all can be listed
+            // does the command fail (with nothing on standard output but the error).
+            for warning in reader.warnings { Terminal.warning("\(input): \(warning)") }
+            var indexed: [(track: MediaTrack, samples: SampleIndex?, shift: Int64, problem: ISOBMFFError?)] = []
             for track in tracks {
                 do {
-                    let samples = try reader.samples(of: track)
+                    let (samples, truncation) = try reader.wholeSamples(of: track)
                     var shift: Int64 = 0
                     if !reader.movie.isFragmented, samples.compositionOffsetRange.lowerBound < 0,
                        let ctts = try track.track.sampleTable().compositionOffsets {
                         shift = ctts.ffmpegDecodeTimeShift
                     }
-                    indexed.append((track, samples, shift))
+                    indexed.append((track, samples, shift, truncation))
                 } catch let error as ISOBMFFError {
-                    return malformed(error, input: input, json: json)
+                    indexed.append((track, nil, 0, error))
                 }
+            }
+            if indexed.allSatisfy({ $0.samples?.isEmpty ?? true }),
+               let problem = indexed.lazy.compactMap(\.problem).first {
+                return malformed(problem, input: input, json: json)
             }
             var output = OutputBuffer()
             var buffer: [UInt8] = []
-            for (track, samples, shift) in indexed {
+            for (track, samples, shift, problem) in indexed {
                 let id = Int(track.id)
+                if let problem {
+                    let what = samples == nil ? "none of its samples is listed" : "its samples before the cut are listed"
+                    Terminal.warning("\(input): track \(id): \(what): \(problem)")
+                    if json {
+                        output.append(JSON.object([("track_id", .int(id)), ("problem", .string(problem.code.rawValue)),
+                                                   ("reason", .string(problem.description))]).compactText + "\n")
+                    }
+                }
+                guard let samples else { continue }
                 for (index, sample) in samples.enumerated() {
                     // Decode times of a checked table stay below 2^64; real ones below 2^63.
                     let dts = Int64(clamping: sample.decodeTime) &- shift

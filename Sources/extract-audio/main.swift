@@ -77,6 +77,9 @@ let usage = """
     duration (in the track's timescale, no edit list applied), size, offset, sync; the
     numbers ffprobe -ignore_editlist 1 -show_packets prints. Where a video sample's
     bitstream disagrees with its container sync mark, bitstream_sync says what it says.
+    A damaged track is named on stderr (with --json, as one object: track_id, problem,
+    reason) and the others listed; a file cut short lists the samples wholly inside it.
+    Exit 65 only when nothing can be listed.
 
     mux puts music under a video, also by stream copy: the video track is copied as it
     is, and one audio track holds the --audio clips back to back from the start (or from

@@ -97,7 +97,8 @@ final class MalformedSuiteTests: XCTestCase {
         // Structure.
         Case(name: "moov-inside-moov", bytes: ftyp + rawBox(.moov, movieBox), code: "invalidInput",
              reason: "duplicateBox"),
-        Case(name: "duplicated-moov", bytes: good + movieBox, code: "invalidInput", reason: "duplicateBox"),
+        // A second moov is not refused: the first is read, with a warning (see
+        // testSecondMovieBoxIsIgnoredWithAWarning), as FFmpeg does.
         Case(name: "duplicated-trak-id", bytes: with { movie in
             let trak = box("trak", in: movieBox)
             let size = Int(movieBox[trak + 2]) << 8 | Int(movieBox[trak + 3])
@@ -236,6 +237,17 @@ final class MalformedSuiteTests: XCTestCase {
         Case(name: "not-an-mp4", bytes: [UInt8](repeating: 0xAB, count: 4096), code: "invalidInput",
              reason: "invalidValue"),
     ]
+
+    /// A second `moov` after a good file: FFmpeg reads the first ("Found duplicated MOOV
+    /// Atom. Skipped it"); so does extraction, and says so in a warning.
+    func testSecondMovieBoxIsIgnoredWithAWarning() throws {
+        let input = directory.write("duplicated-moov.mp4", Self.good + Self.movieBox)
+        let outcome = try runCLI(["--json", input, directory.file("duplicated-moov.m4a")])
+        XCTAssertEqual(outcome.status, 0, outcome.stdout)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any])
+        let warnings = json["warnings"] as? [String] ?? []
+        XCTAssertTrue(warnings.contains { $0.contains("a second moov box, ignored") }, "\(warnings)")
+    }
 
     // MARK: Running
 

@@ -92,7 +92,11 @@ final class MalformedInputTests: XCTestCase {
         let good = SyntheticMovie().build()
         let parsed = try movie(good)
         let moov = Array(good[Int(parsed.movieBoxRange.lowerBound)..<Int(parsed.movieBoxRange.upperBound)])
-        assertThrows(.duplicateBox, try self.movie(good + moov))
+        // A second moov is ignored with a warning, as FFmpeg ignores it; one inside moov is refused.
+        let twice = try movie(good + moov)
+        XCTAssertEqual(twice.movieBoxRange, parsed.movieBoxRange)
+        XCTAssertEqual(twice.warnings.map(\.code), [.duplicateBox])
+        XCTAssertEqual(twice.warnings.first?.offset, UInt64(good.count))
         var nested = BoxWriter()
         nested.box(.moov) { $0.write(bytes: moov) }
         assertThrows(.duplicateBox, try self.movie(ftyp + nested.bytes))

@@ -32,7 +32,15 @@ final class PacketsConformanceTests: XCTestCase {
             let reader = try MovieReader(reading: MemoryByteSource(readFile(fixture(expected.file))))
             for track in expected.tracks {
                 let media = try XCTUnwrap(reader.track(id: track.track_id), "\(expected.file) track \(track.track_id)")
-                let samples = try reader.samples(of: media)
+                // ffprobe lists the packets of a damaged track as its tables say; the reader
+                // names the damage instead (issue 20), and reads a cut track's whole samples.
+                let samples: SampleIndex
+                do {
+                    samples = try reader.wholeSamples(of: media).samples
+                } catch let error as ISOBMFFError where expected.file.hasPrefix("damaged/") {
+                    XCTAssertEqual(media.id, 2, "\(expected.file): only the audio track is damaged (\(error))")
+                    continue
+                }
                 XCTAssertEqual(samples.count, track.count, "\(expected.file) track \(track.track_id)")
                 // FFmpeg moves every dts of a track with negative composition offsets earlier
                 // by one constant (see `probe --packets`); pts, sizes, offsets are the file's.

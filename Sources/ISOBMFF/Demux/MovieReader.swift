@@ -22,10 +22,16 @@ public struct MovieReader<Source: ByteSource> {
     /// The tracks in file order.
     public let tracks: [MediaTrack]
 
+    /// What was wrong with the file but tolerated, as FFmpeg tolerates it (``Movie/warnings``):
+    /// a second `moov` box, ignored (the first is read).
+    public var warnings: [ISOBMFFError] { movie.warnings }
+
     /// Opens `source`: reads its top-level boxes and parses `moov`.
     ///
     /// - Throws: an ``ISOBMFFError`` when the file is not a movie or its `moov` is broken.
-    ///   A track whose sample tables are broken does not fail here but in ``samples(of:)``.
+    ///   One damaged track does not hide the others: a track whose `stsd` is missing or
+    ///   unreadable is listed with its ``MediaTrack/problem``, and one whose sample tables
+    ///   are broken fails in ``samples(of:)``, for that track only.
     public init(reading source: Source) throws {
         self.source = source
         let movie = try Movie(reading: source)
@@ -43,9 +49,11 @@ public struct MovieReader<Source: ByteSource> {
     /// indexes them; costs O(table entries) time once, and the memory of the compressed
     /// tables. Keep the result rather than calling again.
     ///
-    /// - Throws: `.invalidSampleTable` and the other ``ISOBMFFError`` codes when the tables
-    ///   contradict one another or point outside the file.
+    /// - Throws: the track's ``MediaTrack/problem``; `.invalidSampleTable` and the other
+    ///   ``ISOBMFFError`` codes when the tables contradict one another or point outside the
+    ///   file (for a file cut short, ``wholeSamples(of:)`` reads the samples before the cut).
     public func samples(of track: MediaTrack) throws -> SampleIndex {
+        if let problem = track.problem { throw problem }
         if movie.isFragmented {
             let fragmented = try movie.fragmentedTrack(track.track, in: source)
             let table = try SampleTable(boxes: fragmented.boxes, fileLength: movie.fileLength,
@@ -55,6 +63,47 @@ public struct MovieReader<Source: ByteSource> {
         let table = try SampleTable(boxes: track.track.sampleTable(), fileLength: movie.fileLength,
                                     excluding: [movie.movieBoxRange])
         return try SampleIndex(table: table)
+    }
+
+    /// The samples of `track` that can be read, and why not all of them when the file was
+    /// cut short (it ends inside a box, ``Movie/truncatedBox``, inside a fragment, or before
+    /// chunks its tables place past its end, as when a tool dropped `mdat`): then
+    /// the samples lying wholly inside the file, in order up to the first that does not —
+    /// the rule of extraction's salvage, ``SampleTable/init(wholeSamplesOf:fileLength:excluding:)``
+    /// — with an `.endOfFile` error saying where the file ends. For a complete track, what
+    /// ``samples(of:)`` returns, with nil.
+    ///
+    /// - Throws: what ``samples(of:)`` throws for damage other than the cut: the track's
+    ///   ``MediaTrack/problem``, tables that contradict one another or overlap `moov`.
+    public func wholeSamples(of track: MediaTrack) throws -> (samples: SampleIndex, truncation: ISOBMFFError?) {
+        if let problem = track.problem { throw problem }
+        if movie.isFragmented {
+            let fragmented = try movie.fragmentedTrack(track.track, in: source)
+            let table = try SampleTable(boxes: fragmented.boxes, fileLength: movie.fileLength,
+                                        excluding: [movie.movieBoxRange])
+            let samples = try SampleIndex(table: table, firstDecodeTime: fragmented.firstDecodeTime)
+            guard let cut = fragmented.incompleteFragmentOffset else { return (samples, nil) }
+            return (samples, ISOBMFFError(.endOfFile, "the file ends at byte \(movie.fileLength), inside the fragment "
+                                          + "at byte \(cut): \(table.sampleCount) whole samples of track "
+                                          + "\(track.id) lie before the cut", path: "moof", offset: cut))
+        }
+        do {
+            return (try samples(of: track), nil)
+        } catch let error as ISOBMFFError where error.code == .invalidSampleTable {
+            // Throws again unless the tables hold together and only run past the file's end.
+            let table = try SampleTable(wholeSamplesOf: track.track.sampleTable(), fileLength: movie.fileLength,
+                                        excluding: [movie.movieBoxRange])
+            var cut = ""
+            if let box = movie.truncatedBox {
+                let claimed = box.offset.addingReportingOverflow(box.size)
+                cut = ", inside the \(box.type) box at byte \(box.offset)"
+                    + (claimed.overflow ? "" : " (it should run to byte \(claimed.partialValue))")
+            }
+            return (try SampleIndex(table: table),
+                    ISOBMFFError(.endOfFile, "the file ends at byte \(movie.fileLength)\(cut): \(table.sampleCount) of "
+                                 + "the \(track.track.declaredSampleCount) samples of track \(track.id) lie wholly "
+                                 + "inside it (\(error.message))", path: error.path, offset: error.offset))
+        }
     }
 
     /// The sample groups of `track` (`sgpd` and `sbgp`, ISO/IEC 14496-12 § 8.9: AAC's roll
@@ -139,6 +188,10 @@ public struct MediaTrack: Sendable {
     public let track: Track
     /// The `tkhd` track ID (what `ffprobe` prints as a stream's `id`, and `probe` as `ID`).
     public var id: UInt32 { track.trackID }
+    /// Why the track cannot be read, found while opening the file (``Track/problem``: no
+    /// readable `stsd`); nil does not promise that its sample tables are sound, which
+    /// ``MovieReader/samples(of:)`` checks.
+    public var problem: ISOBMFFError? { track.problem }
     /// What the track holds, from its handler.
     public var kind: TrackKind { TrackKind(handlerType: track.handlerType) }
     /// The media timescale (`mdhd`): sample times count in 1/timescale seconds.

@@ -31,6 +31,10 @@ public struct Movie: Sendable {
     /// When the file ends inside a top-level box (after `moov`), that box's header: the file
     /// was cut short, typically in the middle of `mdat`.
     public var truncatedBox: BoxHeader?
+    /// What was wrong with the file but tolerated while reading it, as FFmpeg tolerates it:
+    /// a second `moov` box (`.duplicateBox`; the first is read). A track whose sample
+    /// descriptions are damaged says so in its own ``Track/problem``.
+    public var warnings: [ISOBMFFError] = []
 
     /// Whether sound sample descriptions use QuickTime's layout (see ``AudioSampleEntry``).
     public var usesQuickTimeLayout: Bool { fileType?.isQuickTime ?? true }
@@ -38,7 +42,9 @@ public struct Movie: Sendable {
     /// Reads the top-level boxes of `source` and parses `moov`.
     ///
     /// Bytes after the last complete box (a trailing partial box or garbage) are ignored
-    /// once `moov` has been read; before that they are an error.
+    /// once `moov` has been read; before that they are an error. A second `moov` is ignored
+    /// with a warning (``warnings``); a track without a readable `stsd` is kept with its
+    /// ``Track/problem``.
     public init(reading source: some ByteSource) throws {
         var boxes = TopLevelBoxes(source: source)
         var fileType: FileTypeBox?
@@ -46,6 +52,7 @@ public struct Movie: Sendable {
         var mediaData: [Range<UInt64>] = []
         var fragments: [Range<UInt64>] = []
         var truncatedBox: BoxHeader?
+        var warnings: [ISOBMFFError] = []
         while true {
             let header: BoxHeader
             do {
@@ -73,8 +80,12 @@ public struct Movie: Sendable {
                 var payload = try Self.payload(of: header, in: source)
                 fileType = try FileTypeBox(parsing: &payload)
             case .moov:
-                guard movie == nil else {
-                    throw ISOBMFFError(.duplicateBox, "a second moov box", path: header.path, offset: header.offset)
+                if let first = movie {
+                    // FFmpeg keeps the first too (mov.c: "Found duplicated MOOV Atom. Skipped it").
+                    warnings.append(ISOBMFFError(.duplicateBox, "a second moov box, ignored: the first one (at byte "
+                                                 + "\(first.range.lowerBound)) is read", path: header.path,
+                                                 offset: header.offset))
+                    continue
                 }
                 guard header.size <= Limits.maximumMovieBoxSize else {
                     throw ISOBMFFError(.limitExceeded, "moov of \(header.size) bytes is larger than the "
@@ -112,6 +123,7 @@ public struct Movie: Sendable {
         self.trackExtends = movie.extends ?? []
         self.fileLength = source.length
         self.truncatedBox = truncatedBox
+        self.warnings = warnings
     }
 
     /// Forgets every track's raw `stbl` bytes (see ``Track/releaseSampleTableBytes()``).

@@ -209,3 +209,67 @@ public struct SampleTable: Sendable {
         }
     }
 }
+
+extension SampleTable {
+    /// The samples of a file cut short that lie wholly inside it: `boxes`' samples in
+    /// decoding order, up to the first that ends past `fileLength` (the one rule of both
+    /// extraction's salvage and ``MovieReader/wholeSamples(of:)``). Durations, composition
+    /// offsets, sync marks, sample descriptions and `roll` groups are kept for those samples.
+    ///
+    /// The tables are first checked as a whole (``init(boxes:fileLength:excluding:)``) with no
+    /// file end, then the kept part against the file. Costs O(samples kept + table entries).
+    ///
+    /// - Throws: what ``init(boxes:fileLength:excluding:)`` throws for tables that contradict
+    ///   one another or overlap `excluded`: a cut file is no excuse for those.
+    public init(wholeSamplesOf boxes: SampleTableBoxes, fileLength: UInt64,
+                excluding excluded: [Range<UInt64>] = []) throws {
+        let whole = try SampleTable(boxes: boxes, fileLength: UInt64.max, excluding: excluded)
+        var builder = SampleTableBuilder()
+        // The tables are walked alongside the samples (which come in order) rather than
+        // expanded: the whole table may claim 2^30 samples, most of them past the cut.
+        var timing = boxes.timeToSample.entries.makeIterator()
+        var duration: UInt32 = 0
+        var leftInTiming: UInt32 = 0
+        var offsets = (boxes.compositionOffsets?.entries ?? []).makeIterator()
+        var compositionOffset: Int64 = 0
+        var leftInOffsets: UInt32 = 0
+        // stss lists 1-based sample numbers; sorted here so one cursor walks them.
+        let syncNumbers = boxes.syncSamples?.sampleNumbers.sorted()
+        var nextSync = 0
+        // Bytes kept so far: overlapping chunks could otherwise repeat the file's bytes 2^30 times.
+        var kept: UInt64 = 0
+        let sizes = boxes.sampleSizes
+        try whole.forEachChunk { chunk in
+            var samples: [SampleTableBuilder.Sample] = []
+            var end = chunk.offset
+            for i in chunk.firstSample..<(chunk.firstSample + chunk.sampleCount) {
+                let size = sizes.size(ofSample: i)
+                end += UInt64(size)  // Inside the validated (64-bit) chunk.
+                kept += UInt64(size)  // At most fileLength + 2^32 (checked below before growing).
+                guard end <= fileLength, kept <= fileLength else { break }
+                while leftInTiming == 0, let entry = timing.next() {
+                    (duration, leftInTiming) = (entry.sampleDelta, entry.sampleCount)
+                }
+                leftInTiming -= min(leftInTiming, 1)  // stts counts every sample: validated above.
+                while leftInOffsets == 0, let entry = offsets.next() {
+                    (compositionOffset, leftInOffsets) = (entry.offset, entry.sampleCount)
+                }
+                leftInOffsets -= min(leftInOffsets, 1)  // ctts counts every sample: validated above.
+                var isSync = true
+                if let syncNumbers {
+                    // Sample numbers are 1-based and at most the sample count (validated above).
+                    while nextSync < syncNumbers.count, Int(syncNumbers[nextSync]) <= i { nextSync += 1 }
+                    isSync = nextSync < syncNumbers.count && Int(syncNumbers[nextSync]) == i + 1
+                }
+                samples.append(.init(size: size, duration: duration, compositionOffset: compositionOffset,
+                                     isSync: isSync))
+            }
+            try builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
+                                    samples: samples)
+            return end <= fileLength && kept <= fileLength
+        }
+        let prefix = builder.boxes(descriptions: boxes.sampleDescriptions,
+                                   groups: boxes.sampleGroupDescriptions.filter { $0.groupingType == .roll })
+        try self.init(boxes: prefix, fileLength: fileLength, excluding: excluded)
+    }
+}

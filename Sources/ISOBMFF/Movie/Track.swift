@@ -31,6 +31,10 @@ public struct Track: Sendable {
     public var sampleDescriptions: SampleDescriptionBox
     /// The number of samples `stsz`/`stz2` declares (0 when neither is present).
     public var declaredSampleCount: UInt32
+    /// Why the track's sample descriptions cannot be read (no `stsd`, or one that does not
+    /// parse); nil when they can. Such a track is kept, so that the file's other tracks stay
+    /// readable, with no sample descriptions, and ``sampleTable()`` throws this error.
+    public var problem: ISOBMFFError?
     private var sampleTableBox: ByteReader
 
     /// The `tkhd` track ID.
@@ -151,14 +155,19 @@ public struct Track: Sendable {
         self.sampleTableBox = sampleTable
 
         var descriptions: SampleDescriptionBox?
+        var problem: ISOBMFFError?
         var declaredCount: UInt32 = 0
         var stbl = sampleTable
         while let (child, payload) = try stbl.readBox(depth: 5) {
             var body = payload
             switch child.type {
             case .stsd:
-                guard descriptions == nil else { throw duplicate(child) }
-                descriptions = try SampleDescriptionBox(parsing: &body)
+                guard descriptions == nil, problem == nil else { throw duplicate(child) }
+                do {
+                    descriptions = try SampleDescriptionBox(parsing: &body)
+                } catch let error as ISOBMFFError {
+                    problem = error
+                }
             case .stsz, .stz2:
                 try body.skip(8)  // Version and flags, then the constant size (stsz) or field size (stz2).
                 declaredCount = try body.readUInt32()
@@ -166,9 +175,10 @@ public struct Track: Sendable {
                 break
             }
         }
-        guard let descriptions else { throw missing(.stsd, in: sampleTable) }
-        self.sampleDescriptions = descriptions
+        if descriptions == nil && problem == nil { problem = missing(.stsd, in: sampleTable) }
+        self.sampleDescriptions = descriptions ?? SampleDescriptionBox(entries: [])
         self.declaredSampleCount = declaredCount
+        self.problem = problem
     }
 
     private static func rebuilt(_ type: FourCC, _ payload: ByteReader) -> [UInt8] {
@@ -187,8 +197,11 @@ public struct Track: Sendable {
 
     /// Parses the track's sample tables (`stbl`). Costs time and memory in proportion to the
     /// number of samples; validate the result with ``SampleTable/init(boxes:fileLength:excluding:)``.
+    ///
+    /// - Throws: the track's ``problem`` when it has one, or why a table does not parse.
     public func sampleTable() throws -> SampleTableBoxes {
-        try SampleTableBoxes(parsing: sampleTableBox, descriptions: sampleDescriptions)
+        if let problem { throw problem }
+        return try SampleTableBoxes(parsing: sampleTableBox, descriptions: sampleDescriptions)
     }
 
     /// The duration of the media in seconds, from `mdhd`.
