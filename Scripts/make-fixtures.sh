@@ -148,6 +148,8 @@ echo "QuickTime and ISO family"
 # FFmpeg writes sound description version 1 for AAC in mov; version 0 is a rewrite.
 av2 "$TMP/mov-v1.mov" -f mov
 variant sound-v0 "$TMP/mov-v1.mov" "$FIX/mov-sound-v0.mov"
+# A stray descriptor where the DecoderConfigDescriptor must stand (issue 20, item 5).
+variant esds-junk "$FIX/mov-sound-v0.mov" "$FIX/mov-esds-junk.mov"
 # A media timescale above 65535 makes FFmpeg write version 2.
 ff "${VIDEO2[@]}" -f lavfi -i "$(sine2 440 96000)" -map 0:v -map 1:a \
     "${VCODEC2[@]}" "${AAC[@]}" "${EXACT[@]}" -f mov "$FIX/mov-sound-v2-96k.mov"
