@@ -206,6 +206,9 @@ variant oti-0x67 "$TMP/mpeg2-lc.mp4" "$FIX/codec-aac-mpeg2-lc.mp4"
 ff -f lavfi -i "$(sine2 440 44100)" -c:a aac -profile:a aac_main -b:a 48k -ac 2 \
     "${EXACT[@]}" "$TMP/mpeg2-main.mp4"
 variant oti-0x66 "$TMP/mpeg2-main.mp4" "$FIX/codec-aac-mpeg2-main.mp4"
+# Entries extraction refuses, for remux and mux (issue 20, item 5).
+variant oti-0x00 "$FIX/aac-h264-faststart.mp4" "$FIX/codec-mp4a-oti-0.mp4"
+variant opus-no-dops "$FIX/codec-opus.mp4" "$FIX/codec-opus-no-dops.mp4"
 # HE-AAC v1/v2: FFmpeg cannot encode them. An AAC-LC stream at 22.05 kHz gets the explicit
 # SBR (object type 5) or PS (29, mono core) AudioSpecificConfig, then FFmpeg stream-copies
 # that file, as any muxer of HE-AAC would write it: timescale 44100, 2048-sample packets.

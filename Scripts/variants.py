@@ -209,6 +209,25 @@ def oti_lc(data):
     return set_object_type(data, 0x67)
 
 
+@variant("oti-0x00")
+def oti_forbidden(data):
+    """objectTypeIndication 0x40 -> 0x00 (forbidden, ISO/IEC 14496-1 Table 5): an mp4a
+    entry that names no codec."""
+    return set_object_type(data, 0x00)
+
+
+@variant("opus-no-dops")
+def opus_no_dops(data):
+    """The Opus entry's dOps box renamed 'free' (same size): an Opus entry without its
+    decoder configuration (channel count, pre-skip, mapping)."""
+    _, entry = audio_entry(data)
+    assert entry.kind == b"Opus", entry.kind
+    dops = next(child for child in entry.children if child.kind == b"dOps")
+    data = bytearray(data)
+    data[dops.offset + 4:dops.offset + 8] = b"free"
+    return data
+
+
 @variant("sound-v0")
 def sound_v0(data):
     """QuickTime sound description version 1 -> version 0: the 16 bytes of version-1

@@ -44,6 +44,12 @@ struct AudioCodec: Sendable {
         "fLaC": (.flac, "dfLa"),
     ]
 
+    /// Whether ``init(entry:quickTimeLayout:)`` judges entries of `format` by their content
+    /// (the codecs an M4A carries); other formats it refuses by name alone.
+    static func isChecked(_ format: FourCC) -> Bool {
+        format == .mp4a || configurationTypes[format] != nil
+    }
+
     init(entry description: SampleDescriptionBox.Entry, quickTimeLayout: Bool) throws {
         let format = description.format
         let place = "\(description.path) at byte \(description.fileOffset)"
