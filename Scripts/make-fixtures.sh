@@ -149,6 +149,8 @@ echo "QuickTime and ISO family"
 # FFmpeg writes sound description version 1 for AAC in mov; version 0 is a rewrite.
 av2 "$TMP/mov-v1.mov" -f mov
 variant sound-v0 "$TMP/mov-v1.mov" "$FIX/mov-sound-v0.mov"
+# A stray descriptor where the DecoderConfigDescriptor must stand (issue 20, item 5).
+variant esds-junk "$FIX/mov-sound-v0.mov" "$FIX/mov-esds-junk.mov"
 # A media timescale above 65535 makes FFmpeg write version 2.
 ff "${VIDEO2[@]}" -f lavfi -i "$(sine2 440 96000)" -map 0:v -map 1:a \
     "${VCODEC2[@]}" "${AAC[@]}" "${EXACT[@]}" -f mov "$FIX/mov-sound-v2-96k.mov"
@@ -205,6 +207,9 @@ variant oti-0x67 "$TMP/mpeg2-lc.mp4" "$FIX/codec-aac-mpeg2-lc.mp4"
 ff -f lavfi -i "$(sine2 440 44100)" -c:a aac -profile:a aac_main -b:a 48k -ac 2 \
     "${EXACT[@]}" "$TMP/mpeg2-main.mp4"
 variant oti-0x66 "$TMP/mpeg2-main.mp4" "$FIX/codec-aac-mpeg2-main.mp4"
+# Entries extraction refuses, for remux and mux (issue 20, item 5).
+variant oti-0x00 "$FIX/aac-h264-faststart.mp4" "$FIX/codec-mp4a-oti-0.mp4"
+variant opus-no-dops "$FIX/codec-opus.mp4" "$FIX/codec-opus-no-dops.mp4"
 # HE-AAC v1/v2: FFmpeg cannot encode them. An AAC-LC stream at 22.05 kHz gets the explicit
 # SBR (object type 5) or PS (29, mono core) AudioSpecificConfig, then FFmpeg stream-copies
 # that file, as any muxer of HE-AAC would write it: timescale 44100, 2048-sample packets.

@@ -209,6 +209,25 @@ def oti_lc(data):
     return set_object_type(data, 0x67)
 
 
+@variant("oti-0x00")
+def oti_forbidden(data):
+    """objectTypeIndication 0x40 -> 0x00 (forbidden, ISO/IEC 14496-1 Table 5): an mp4a
+    entry that names no codec."""
+    return set_object_type(data, 0x00)
+
+
+@variant("opus-no-dops")
+def opus_no_dops(data):
+    """The Opus entry's dOps box renamed 'free' (same size): an Opus entry without its
+    decoder configuration (channel count, pre-skip, mapping)."""
+    _, entry = audio_entry(data)
+    assert entry.kind == b"Opus", entry.kind
+    dops = next(child for child in entry.children if child.kind == b"dOps")
+    data = bytearray(data)
+    data[dops.offset + 4:dops.offset + 8] = b"free"
+    return data
+
+
 @variant("sound-v0")
 def sound_v0(data):
     """QuickTime sound description version 1 -> version 0: the 16 bytes of version-1
@@ -221,6 +240,36 @@ def sound_v0(data):
     struct.pack_into(">H", data, base, 0)
     # version(2) revision(2) vendor(4) channels(2) sample_size(2) compression_id(2)...
     struct.pack_into(">h", data, base + 12, 0)                 # compression ID
+    return data
+
+
+@variant("esds-junk")
+def esds_junk(data):
+    """The ES_Descriptor's body rewritten in place (same length): ES_ID and flags as they
+    were, then a descriptor of the user-private tag 0xC0 (10 zero bytes), then a
+    DecoderConfigDescriptor with the same fields but a 3-channel AudioSpecificConfig (12 18,
+    AAC-LC, 44100 Hz, channelConfiguration 3) for the stereo stream, then the SLConfigDescriptor
+    (predefined 2). Descriptor lengths use the 1-byte form. ISO/IEC 14496-1 § 7.2.6.5
+    puts the DecoderConfigDescriptor right after the ES_Descriptor's fields: FFmpeg
+    stops at the unknown tag and decodes by the sample entry's 2 channels and 44100 Hz;
+    a reader that skips it finds a configuration that does not fit the stream."""
+    _, entry = audio_entry(data)
+    esds = mp4box.find_esds(entry)
+    layout = mp4box.esds_layout(data, esds)
+    assert layout["object_type"] == 0x40 and layout["asc"][:2] == b"\x12\x10", layout
+    tag, es_body, es_length, _, _ = mp4box.read_descriptor_header(data, esds.payload + 4, esds.end)
+    assert tag == 0x03 and es_body + es_length == esds.end
+    assert data[es_body + 2] == 0, "expected an ES_Descriptor without optional fields"
+    _, dcd_body, _, _, _ = mp4box.read_descriptor_header(data, layout["dcd_offset"], esds.end)
+    fields = bytes(data[dcd_body:dcd_body + 13])
+    decoder = bytes([0x04, 13 + 4]) + fields + bytes([0x05, 2, 0x12, 0x18])
+    junk_length = es_length - 3 - 2 - len(decoder) - 3
+    assert 0 < junk_length < 0x80, junk_length
+    body = bytes(data[es_body:es_body + 3]) + bytes([0xC0, junk_length]) + bytes(junk_length) + decoder \
+        + bytes([0x06, 1, 2])
+    assert len(body) == es_length
+    data = bytearray(data)
+    data[es_body:es_body + es_length] = body
     return data
 
 

@@ -177,7 +177,7 @@ struct Extraction {
                          sampleCount: table.sampleCount,
                          duration: output.presentedSeconds,
                          bytesWritten: bytesWritten, salvage: salvage, notes: notes,
-                         warnings: presentationWarnings + output.warnings)
+                         warnings: codec.warnings + presentationWarnings + output.warnings)
     }
 
     // MARK: Track choice, shared with mux

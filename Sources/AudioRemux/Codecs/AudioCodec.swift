@@ -25,6 +25,12 @@ struct AudioCodec: Sendable {
     /// The channel count the stream decodes to: from the codec configuration where it says,
     /// else from the sample entry.
     var channelCount: Int
+    /// For AAC whose `esds` holds no AudioSpecificConfig where ISO/IEC 14496-1 puts it: the
+    /// AAC-LC one built from the sample entry's fields (as FFmpeg's decoder assumes), which
+    /// the output's entry carries in a new `esds`.
+    var assumedConfig: [UInt8]?
+    /// What was assumed, for the user.
+    var warnings: [String] = []
 
     /// MPEG-4 audio and the three MPEG-2 AAC profiles (ISO/IEC 14496-1 Table 5).
     static let aacObjectTypeIndications: Set<UInt8> = [0x40, 0x66, 0x67, 0x68]
@@ -37,6 +43,12 @@ struct AudioCodec: Sendable {
         "alac": (.alac, "alac"), "ac-3": (.ac3, "dac3"), "ec-3": (.eac3, "dec3"), "Opus": (.opus, "dOps"),
         "fLaC": (.flac, "dfLa"),
     ]
+
+    /// Whether ``init(entry:quickTimeLayout:)`` judges entries of `format` by their content
+    /// (the codecs an M4A carries); other formats it refuses by name alone.
+    static func isChecked(_ format: FourCC) -> Bool {
+        format == .mp4a || configurationTypes[format] != nil
+    }
 
     init(entry description: SampleDescriptionBox.Entry, quickTimeLayout: Bool) throws {
         let format = description.format
@@ -99,6 +111,19 @@ struct AudioCodec: Sendable {
         }
         self.descriptor = descriptor
         configuration = esds
+        guard descriptor.hasDecoderConfiguration else {
+            // FFmpeg takes `mp4a` for AAC, reads no configuration past the stray descriptor
+            // and decodes AAC-LC by the entry's fields; a configuration found further on
+            // could belong to anything (one saying 3 channels for a stereo stream made
+            // every frame of the output fail in FFmpeg).
+            kind = .aac
+            (config, assumedConfig, warnings) = try Self.assumeLowComplexity(
+                rate: fieldRate, channels: fieldChannels, place: place,
+                why: "esds holds no DecoderConfigDescriptor where ISO/IEC 14496-1 puts it (another descriptor "
+                    + "stands there)")
+            (sampleRate, channelCount) = (fieldRate, fieldChannels)
+            return
+        }
         let objectType = descriptor.objectTypeIndication
         switch objectType {
         case 0x6B, 0x69:
@@ -118,7 +143,11 @@ struct AudioCodec: Sendable {
             }
             config = parsed
         } else if objectType == 0x40 {
-            throw RemuxError(.invalidInput, "\(place): esds has no AudioSpecificConfig for MPEG-4 audio")
+            (config, assumedConfig, warnings) = try Self.assumeLowComplexity(
+                rate: fieldRate, channels: fieldChannels, place: place,
+                why: "esds holds no DecoderSpecificInfo (AudioSpecificConfig) where ISO/IEC 14496-1 puts it")
+            (sampleRate, channelCount) = (fieldRate, fieldChannels)
+            return
         }
         if let config, objectType == 0x40, !config.isAAC {
             if [32, 33, 34].contains(config.audioObjectType) {
@@ -130,6 +159,20 @@ struct AudioCodec: Sendable {
         }
         sampleRate = config.map { $0.extensionSamplingFrequency ?? $0.samplingFrequency } ?? fieldRate
         channelCount = config?.channelCount ?? fieldChannels
+    }
+
+    /// Takes the stream for AAC-LC at the sample entry's rate and channel count, as FFmpeg's
+    /// decoder does when the `esds` gives it no configuration: the configuration, its bytes
+    /// and a warning. Refuses (65) when no AAC channel configuration fits the entry's count.
+    private static func assumeLowComplexity(rate: Int, channels: Int, place: String,
+                                            why: String) throws -> (AudioSpecificConfig, [UInt8], [String]) {
+        guard let (config, bytes) = AudioSpecificConfig.lowComplexity(sampleRate: rate, channelCount: channels) else {
+            throw RemuxError(.invalidInput, "\(place): \(why), and the sample entry's \(channels) channels at "
+                             + "\(rate) Hz fit no AAC configuration: the stream cannot be described")
+        }
+        return (config, bytes, ["\(place): \(why): the audio is taken for AAC-LC with the sample entry's "
+                                + "\(channels) channels at \(rate) Hz, as FFmpeg decodes it, and written with that "
+                                + "configuration"])
     }
 
     /// For MPEG audio (MP3, MP2), whose `esds` carries no configuration: the sample rate and
@@ -150,17 +193,27 @@ struct AudioCodec: Sendable {
         switch kind {
         case .aac, .mp3, .mp2:
             guard let descriptor else { return "mp4a" }
-            if descriptor.objectTypeIndication == 0x40, let config { return "mp4a.40.\(config.signalledObjectType)" }
+            if descriptor.objectTypeIndication == 0x40 || assumedConfig != nil, let config {
+                return "mp4a.40.\(config.signalledObjectType)"
+            }
             return "mp4a.\(hex(descriptor.objectTypeIndication))"
         default:
             return entry.format.description
         }
     }
 
-    /// The entry as it must appear in an M4A: ISO version 0 entries are kept byte for byte;
-    /// QuickTime version 1/2 descriptions and `wave`-wrapped configurations are rewritten as
-    /// an ISO entry carrying the same configuration box, as FFmpeg does.
+    /// The entry as it must appear in an M4A (or any ISO file): ISO version 0 entries are
+    /// kept byte for byte; QuickTime version 1/2 descriptions and `wave`-wrapped
+    /// configurations are rewritten as an ISO entry carrying the same configuration box, as
+    /// FFmpeg does; an AAC entry whose configuration was assumed gets a new `esds` with it.
     func outputEntry(original: SampleDescriptionBox.Entry) -> [UInt8] {
+        if let assumedConfig {
+            // A new esds, so that no reader finds the stray descriptors again.
+            return CodecConfiguration.aac(audioSpecificConfig: assumedConfig, sampleRate: UInt32(clamping: sampleRate),
+                                          channelCount: UInt16(clamping: channelCount),
+                                          averageBitrate: descriptor?.averageBitrate ?? 0,
+                                          maxBitrate: descriptor?.maxBitrate ?? 0).sampleEntry
+        }
         guard entry.version != 0 || entry.hasWaveBox else { return original.bytes }
         var box = configuration.bytes
         if let descriptor, entry.hasWaveBox { box = descriptor.serialized }

@@ -51,6 +51,41 @@ public struct AudioSpecificConfig: Sendable, Equatable {
         }
     }
 
+    /// The AAC-LC configuration of a stream whose `esds` carries none, built from the
+    /// sample entry's rate and channel count: what FFmpeg's AAC decoder assumes then
+    /// (it configures itself from the container's fields). Nil when no AAC channel
+    /// configuration has `channelCount` channels (ISO/IEC 14496-3 Table 1.19) or the rate
+    /// is 0 or needs more than 24 bits.
+    static func lowComplexity(sampleRate: Int, channelCount: Int) -> (config: AudioSpecificConfig, bytes: [UInt8])? {
+        let configuration: Int
+        switch channelCount {
+        case 1...6: configuration = channelCount
+        case 8: configuration = 7
+        default: return nil
+        }
+        guard sampleRate > 0, sampleRate < 1 << 24 else { return nil }
+        // audioObjectType 2 (5 bits), samplingFrequencyIndex (4 bits, 15 then a 24-bit rate
+        // when the table lacks it), channelConfiguration (4 bits), then the GASpecificConfig:
+        // frameLengthFlag 0 (1024 samples), dependsOnCoreCoder 0, extensionFlag 0.
+        var fields: [(value: Int, bits: Int)] = [(2, 5)]
+        if let index = frequencies.firstIndex(of: sampleRate) {
+            fields.append((index, 4))
+        } else {
+            fields += [(0xF, 4), (sampleRate, 24)]
+        }
+        fields += [(configuration, 4), (0, 3)]
+        var bits: [UInt8] = []
+        for field in fields {
+            for shift in stride(from: field.bits - 1, through: 0, by: -1) { bits.append(UInt8(field.value >> shift & 1)) }
+        }
+        bits += [UInt8](repeating: 0, count: (8 - bits.count % 8) % 8)
+        let bytes = stride(from: 0, to: bits.count, by: 8).map { start in
+            bits[start..<(start + 8)].reduce(UInt8(0)) { $0 << 1 | $1 }
+        }
+        guard let config = try? AudioSpecificConfig(parsing: bytes) else { return nil }
+        return (config, bytes)
+    }
+
     /// The number of channels the decoder outputs, or nil when a program config element
     /// defines them. Parametric stereo (HE-AAC v2) turns a mono core into stereo.
     public var channelCount: Int? {

@@ -363,12 +363,22 @@ struct MuxPlan {
             let describe = "track \(track.id) (\(track.kind == .audio ? "audio" : "\(track.track.handlerType)")"
                 + (track.format.map { ", \($0)" } ?? "") + ")"
             if track.kind == .audio && n == others.firstIndex(where: { $0.kind == .audio }) && options.keepOriginalAudio {
+                // The one check extraction makes; the output is an ISO file, so a QuickTime
+                // sound description is written as an ISO entry.
+                let entries: [[UInt8]]
+                do {
+                    entries = try CopiedTrack.checkedSoundEntries(of: track.track, quickTimeLayout: quickTimeLayout,
+                                                                  quickTimeOutput: false)
+                } catch let error as RemuxError {
+                    notes.append("the video's own audio, \(describe): \(error.message)")
+                    continue
+                }
                 let samples = try BackgroundMusic.blaming(video: videoPath) {
                     try BackgroundMusic.converted { try reader.samples(of: track) }
                 }
                 let presentation = reader.presentation(of: track, samples: samples)
                 var original = CopiedTrack.description(of: track.track, quickTimeLayout: quickTimeLayout,
-                                                       notes: &notes)
+                                                       soundEntries: entries, notes: &notes)
                 original.isEnabled = false
                 original.alternateGroup = 1
                 let id = try BackgroundMusic.converted { try output.addTrack(original) }

@@ -134,6 +134,8 @@ public enum Remux {
             throw RemuxError(.invalidArgument, "\(name) has no track with ID \(id) (its tracks: \(ids))")
         }
         var kept: [MediaTrack] = []
+        var soundEntries: [UInt32: [[UInt8]]] = [:]
+        var refused: RemuxError?
         for track in reader.tracks {
             if !options.trackIDs.isEmpty && !options.trackIDs.contains(track.id) { continue }
             if options.dropAudio && track.kind == .audio { continue }
@@ -145,14 +147,29 @@ public enum Remux {
                                 + "output .mov to keep it)")
                 continue
             }
+            if track.kind == .audio {
+                do {
+                    soundEntries[track.id] = try CopiedTrack.checkedSoundEntries(
+                        of: track.track, quickTimeLayout: movie.usesQuickTimeLayout,
+                        quickTimeOutput: quickTime && !options.audioOnly)
+                } catch let error as RemuxError {
+                    let reason = RemuxError(error.code, "\(name): track \(track.id) (\(format)): \(error.message)",
+                                            parseError: error.parseError)
+                    if options.trackIDs.contains(track.id) { throw reason }
+                    warnings.append("track \(track.id) (\(format)) was dropped: \(error.message)")
+                    refused = refused ?? reason
+                    continue
+                }
+            }
             kept.append(track)
         }
         if options.audioOnly {
             guard let first = kept.first else {
-                throw RemuxError(.noAudioTrack, "\(name) has no audio track")
+                throw refused ?? RemuxError(.noAudioTrack, "\(name) has no audio track")
             }
             kept = [first]
         }
+        if kept.isEmpty, let refused { throw refused }
         guard !kept.isEmpty else {
             throw RemuxError(.invalidArgument, "no track of \(name) is left to write")
         }
@@ -290,7 +307,7 @@ public enum Remux {
                 anyPresented = true
             }
             var description = CopiedTrack.description(of: track.track, quickTimeLayout: movie.usesQuickTimeLayout,
-                                                      notes: &warnings)
+                                                      soundEntries: soundEntries[track.id], notes: &warnings)
             description.references = track.track.references.compactMapValues { ids in
                 let ids = ids.compactMap { newIDs[$0] }
                 return ids.isEmpty ? nil : ids
