@@ -41,7 +41,7 @@ extension String {
     /// `String.contains(_: String)` without Foundation comes from _StringProcessing, which
     /// needs macOS 13 / iOS 16 (Scripts/availability/check.py flags it). O(n·m), for short
     /// texts such as messages and paths.
-    func containsBytes(of other: String) -> Bool {
+    public func containsBytes(of other: String) -> Bool {
         let text = Array(utf8)
         let part = Array(other.utf8)
         guard part.count <= text.count else { return false }
