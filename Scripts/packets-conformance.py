@@ -337,9 +337,21 @@ def make_fixtures():
     # fragments count from each moof, so growing moov moves nothing they point at.
     write_edit_duration_zero(os.path.join(FIXTURES, "frag-default-base-moof.mp4"),
                              os.path.join(FIXTURES, "frag-edit-duration-0.mp4"))
+    # video-only.mp4 (moov last) with its video delayed by an empty edit of 5 s, longer than
+    # its 3 s of media: FFmpeg and GStreamer start the track at 5 s.
+    write_with_edits(os.path.join(FIXTURES, "video-only.mp4"), os.path.join(FIXTURES, "video-delay-5s.mp4"),
+                     lambda handler: [(5000, -1), (3000, 0)])
 
 
 def write_edit_duration_zero(source, target):
+    write_with_edits(source, target, lambda handler: [(0, 1024 if handler == b"soun" else 0)])
+
+
+def write_with_edits(source, target, edits_for):
+    """`source` with each trak's edit list replaced by (or given) `edits_for(handler)`:
+    (segment_duration, media_time) pairs, a version-0 elst. Only moov grows, so the file
+    stays valid where no chunk offset points past moov (moov last, or offsets counted from
+    each moof)."""
     data = bytes(open(source, "rb").read())
     moov = mp4box.top(mp4box.read_tree(data), b"moov")
     out = bytearray(data[:moov.offset])
@@ -347,12 +359,14 @@ def write_edit_duration_zero(source, target):
     for child in moov.children:
         chunk = data[child.offset:child.end]
         if child.kind == b"trak":
-            media_time = 1024 if mp4box.handler_type(data, child) == b"soun" else 0
-            elst = struct.pack(">I4sB3xIIiHH", 28, b"elst", 0, 1, 0, media_time, 1, 0)
+            entries = edits_for(mp4box.handler_type(data, child))
+            elst = struct.pack(">I4sB3xI", 16 + 12 * len(entries), b"elst", 0, len(entries))
+            elst += b"".join(struct.pack(">IiHH", duration, media_time, 1, 0) for duration, media_time in entries)
             edts = struct.pack(">I4s", 8 + len(elst), b"edts") + elst
-            mdia = child.child(b"mdia")
-            chunk = (struct.pack(">I", child.size + len(edts)) + data[child.offset + 4:mdia.offset] + edts
-                     + data[mdia.offset:child.end])
+            tkhd = child.child(b"tkhd")
+            kept = data[tkhd.offset:tkhd.end] + edts + b"".join(
+                data[c.offset:c.end] for c in child.children if c.kind not in (b"edts", b"tkhd"))
+            chunk = struct.pack(">I4s", 8 + len(kept), b"trak") + kept
         body += chunk
     out += struct.pack(">I4s", 8 + len(body), b"moov") + body + data[moov.end:]
     with open(target, "wb") as f:

@@ -174,6 +174,20 @@ final class RemuxCLITests: XCTestCase {
         XCTAssertEqual(try frames(output), Array(try frames(input)[25..<50]))  // 25 fps: frames 25–49.
     }
 
+    /// An empty edit longer than the media delays the track by all of it, as FFmpeg and
+    /// GStreamer play it (video-delay-5s.mp4: 3 s of video after 5 s of nothing). The rule
+    /// used to ignore such an edit and present the video from 0, so [5.52, 6.52) was refused
+    /// as outside the file; it is frames 13–37 of the media (0.52–1.52 s), as FFmpeg shows.
+    func testEmptyEditLongerThanTheMediaDelaysTheTrack() throws {
+        let input = fixture("video-delay-5s.mp4")
+        let output = directory.file("cut.mp4")
+        let run = try runCLI(["remux", input, output, "--from", "5.52", "--to", "6.52"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let source = try frames(input)
+        XCTAssertEqual(source.count, 75)
+        XCTAssertEqual(try frames(output), Array(source[13..<38]))
+    }
+
     /// A cut of tracks whose timescales have a common multiple past 2^31 − 1 (video at 12800,
     /// AAC at 44100, subtitles at 10^6, text at 1000: 3,528,000,000) writes the largest one,
     /// which FFmpeg reads (past 2^31 − 1 it reads a negative one: "Invalid mvhd time scale",
