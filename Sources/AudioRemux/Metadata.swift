@@ -68,9 +68,10 @@ enum Metadata {
         return items
     }
 
-    /// An item's value as text, as FFmpeg shows it where it shows it: UTF-8 text (data
-    /// type 1); `trkn` and `disk` as "3/12" (number and total, iTunes' 16-bit fields at
-    /// bytes 2 and 4); `gnre` as the ID3v1 genre it numbers from 1; `cpil` (and `pgap`,
+    /// An item's value as text, as FFmpeg shows it where it shows it: text of the data
+    /// types that hold it (``MetadataBox/Value/text``: 1 and 4 UTF-8, 0 when its bytes are
+    /// text; also 2 and 5, UTF-16, which FFmpeg skips); `trkn` and `disk` as "3/12"
+    /// (number and total, iTunes' 16-bit fields at bytes 2 and 4); `gnre` as the ID3v1 genre it numbers from 1; `cpil` (and `pgap`,
     /// `pcst`) as true or false; `tmpo` and other integers (data types 21 and 22, or 0 for
     /// these items) as a number. Nil for images and other binary data.
     static func text(of value: MetadataBox.Value, item: FourCC) -> String? {
@@ -96,8 +97,8 @@ enum Metadata {
             break
         }
         switch value.dataType & 0x00FF_FFFF {
-        case 1:
-            return String(decoding: bytes, as: UTF8.self)
+        case 0, 1, 2, 4, 5:  // Text, UTF-8 or UTF-16; type 0 only when it is text.
+            return value.text
         case 21:  // Signed big-endian integer of 1, 2, 3, 4 or 8 bytes.
             guard [1, 2, 3, 4, 8].contains(bytes.count) else { return nil }
             let unsigned = integer(bytes[...])

@@ -17,8 +17,9 @@ final class GaplessItemTests: XCTestCase {
     static let priming: UInt64 = 3622
     static let padding: UInt64 = 501
 
-    /// The `----` item `com.apple.iTunes` / `iTunSMPB`, as iTunes writes it.
-    static func gaplessItem(valid: UInt64) -> [UInt8] {
+    /// The `----` item `com.apple.iTunes` / `iTunSMPB`, as iTunes writes it (data type 1,
+    /// UTF-8), or with another data type.
+    static func gaplessItem(valid: UInt64, dataType: UInt32 = 1) -> [UInt8] {
         func hex(_ value: UInt64, _ digits: Int) -> String {
             let text = String(value, radix: 16, uppercase: true)
             return String(repeating: "0", count: digits - text.count) + text
@@ -29,7 +30,7 @@ final class GaplessItemTests: XCTestCase {
         w.box("----") { item in
             item.fullBox("mean", version: 0, flags: 0) { $0.write(bytes: Array("com.apple.iTunes".utf8)) }
             item.fullBox("name", version: 0, flags: 0) { $0.write(bytes: Array("iTunSMPB".utf8)) }
-            item.fullBox("data", version: 0, flags: 1) { data in
+            item.fullBox("data", version: 0, flags: dataType) { data in
                 data.write(UInt32(0))
                 data.write(bytes: Array(text.utf8))
             }
@@ -39,9 +40,9 @@ final class GaplessItemTests: XCTestCase {
 
     /// An AAC m4a made by FFmpeg without an edit list (`-use_editlist 0`), whose `©cmt`
     /// item (sized to match) is overwritten in place by an `iTunSMPB` item stating priming
-    /// 3622 and padding 501 around the rest of the media. Returns the path and the valid
-    /// sample count.
-    func makeInput() throws -> (path: String, valid: UInt64, total: UInt64) {
+    /// 3622 and padding 501 around the rest of the media, in a `data` box of `dataType`.
+    /// Returns the path and the valid sample count.
+    func makeInput(dataType: UInt32 = 1) throws -> (path: String, valid: UInt64, total: UInt64) {
         let plain = directory.file("plain.m4a")
         // The item is 188 bytes: a ©cmt item of 24 + 164 bytes of text has its size.
         guard let made = try HostileMetadataTests.run("ffmpeg", [
@@ -57,14 +58,45 @@ final class GaplessItemTests: XCTestCase {
         let total = packets.stdout.split(separator: "\n").compactMap { UInt64($0) }.reduce(0, +)
         let valid = total - Self.priming - Self.padding
         var bytes = readFile(plain)
-        let item = Self.gaplessItem(valid: valid)
+        let item = Self.gaplessItem(valid: valid, dataType: dataType)
         XCTAssertEqual(item.count, 188)
         let comment: [UInt8] = [0, 0, 0, 188, 0xA9, 0x63, 0x6D, 0x74]  // size 188, '©cmt'
         let at = try XCTUnwrap((0...(bytes.count - 8)).first { Array(bytes[$0..<($0 + 8)]) == comment })
         bytes.replaceSubrange(at..<(at + 188), with: item)
         XCTAssertFalse(bytes.indices.dropLast(4).contains { Array(bytes[$0..<($0 + 4)]) == Array("edts".utf8) },
                        "the input must have no edit list")
-        return (directory.write("smpb.m4a", bytes), valid, total)
+        return (directory.write("smpb-\(dataType).m4a", bytes), valid, total)
+    }
+
+    /// Issue 20, point 1: an item written with data type 0 (implicit), as some encoders
+    /// write it, was ignored (only type 1 was read): `probe` showed no text, and extraction
+    /// presented the 3622 priming samples and the padding as audio. Oracle: GStreamer, which
+    /// does not read `iTunSMPB` but plays the edit list, decodes only the valid samples.
+    func testITunSMPBOfDataTypeZeroIsRead() throws {
+        let input = try makeInput(dataType: 0)
+        let probe = try runCLI(["probe", "--json", input.path])
+        XCTAssertEqual(probe.status, 0, probe.stderr)
+        let json = try JSONSerialization.jsonObject(with: Data(probe.stdout.utf8)) as? [String: Any]
+        let items = json?["metadata"] as? [[String: Any]] ?? []
+        let item = items.first { $0["key"] as? String == "----:com.apple.iTunes:iTunSMPB" }
+        let text = item?["text"] as? String
+        XCTAssertTrue(text?.hasPrefix(" 00000000 00000E26 000001F5 ") == true, "\(items)")
+
+        let output = directory.file("type0.m4a")
+        let run = try runCLI([input.path, output])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let raw = directory.file("type0.raw")
+        guard let gst = try HostileMetadataTests.run("gst-launch-1.0", [
+            "-q", "filesrc", "location=\(output)", "!", "qtdemux", "!", "decodebin", "!", "audioconvert", "!",
+            "audio/x-raw,format=S16LE", "!", "filesink", "location=\(raw)",
+        ]) else { return XCTFail("gst-launch-1.0 is required") }
+        XCTAssertEqual(gst.status, 0, gst.stderr)
+        // As in the test above: no more than the valid samples, less at most the last two
+        // packets GStreamer drops at a segment end inside a packet. The whole media is
+        // 3622 + 501 samples longer.
+        let decoded = UInt64(readFile(raw).count / 2)
+        XCTAssertLessThanOrEqual(decoded, input.valid, "the priming or padding is played")
+        XCTAssertGreaterThan(decoded + 3 * 1024, input.valid)
     }
 
     func testITunSMPBWithoutEditListBecomesTheOutputsEditList() throws {

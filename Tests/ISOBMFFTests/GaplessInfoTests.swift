@@ -17,6 +17,62 @@ final class GaplessInfoTests: XCTestCase {
         XCTAssertNil(GaplessInfo(text: " 00000000 zz 000001F5 0000000000014C6D"))
     }
 
+    /// `moov/udta` holding one `iTunSMPB` item whose `data` box has type `dataType` and
+    /// holds `bytes`.
+    func userData(dataType: UInt32, _ bytes: [UInt8]) -> [UInt8] {
+        var w = BoxWriter()
+        w.box("udta") { udta in
+            udta.fullBox("meta", version: 0, flags: 0) { meta in
+                meta.box("ilst") { ilst in
+                    ilst.box("----") { item in
+                        item.fullBox("mean", version: 0, flags: 0) { $0.write(bytes: Array("com.apple.iTunes".utf8)) }
+                        item.fullBox("name", version: 0, flags: 0) { $0.write(bytes: Array("iTunSMPB".utf8)) }
+                        item.fullBox("data", version: 0, flags: dataType) { data in
+                            data.write(UInt32(0))  // locale
+                            data.write(bytes: bytes)
+                        }
+                    }
+                }
+            }
+        }
+        return w.bytes
+    }
+
+    /// Issue 20, point 1: some encoders write the item with data type 0 (implicit); it was
+    /// ignored, as only type 1 was read. Every type that holds text is read, as FFmpeg
+    /// reads a freeform item whatever its type.
+    func testItemOfEveryTextDataTypeIsRead() throws {
+        let expected = GaplessInfo(priming: 3622, padding: 501, validSampleCount: 0x14C6D)
+        let utf8 = Array(itunes.utf8)
+        let utf16 = itunes.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+        for (type, bytes) in [(0, utf8), (0, utf8 + [0]), (1, utf8), (4, utf8), (2, utf16), (5, utf16)] {
+            XCTAssertEqual(GaplessInfo(userData: userData(dataType: UInt32(type), bytes)), expected, "type \(type)")
+        }
+        // Types that do not hold text: a JPEG (13), a signed integer (21).
+        XCTAssertNil(GaplessInfo(userData: userData(dataType: 13, utf8)))
+        XCTAssertNil(GaplessInfo(userData: userData(dataType: 21, utf8)))
+    }
+
+    /// What each data type gives as text (QuickTime File Format, "Well-known types").
+    func testValueText() {
+        func text(_ type: UInt32, _ bytes: [UInt8]) -> String? {
+            MetadataBox.Value(dataType: type, bytes: bytes).text
+        }
+        XCTAssertEqual(text(1, Array("Caf\u{E9}".utf8)), "Caf\u{E9}")
+        XCTAssertEqual(text(4, Array("sort".utf8)), "sort")
+        XCTAssertEqual(text(2, [0x00, 0x43, 0x00, 0xE9]), "C\u{E9}")  // Big-endian.
+        XCTAssertEqual(text(5, [0xFE, 0xFF, 0x00, 0x43]), "C")  // Big-endian mark.
+        XCTAssertEqual(text(2, [0xFF, 0xFE, 0x43, 0x00, 0xE9, 0x00]), "C\u{E9}")  // Little-endian mark.
+        XCTAssertNil(text(2, [0x00, 0x43, 0x00]))  // Odd length.
+        XCTAssertEqual(text(0, Array("Caf\u{E9}\tx\n".utf8) + [0, 0]), "Caf\u{E9}\tx\n")
+        XCTAssertNil(text(0, [0x00, 0x78]))  // An integer (tmpo 120), not text.
+        XCTAssertNil(text(0, [0xFF, 0xD8, 0xFF, 0xE0]))  // A JPEG's start: not UTF-8.
+        XCTAssertNil(text(0, [0x41, 0x00, 0x42]))  // A NUL inside.
+        XCTAssertNil(text(3, Array("sjis".utf8)))  // Shift-JIS is not decoded.
+        XCTAssertNil(text(21, [0x01]))
+        XCTAssertEqual(text(0, []), "")
+    }
+
     func testWithoutEditListTheItemGivesOneEdit() throws {
         let gapless = try XCTUnwrap(GaplessInfo(text: itunes))
         let media: UInt64 = 3622 + 0x14C6D + 501

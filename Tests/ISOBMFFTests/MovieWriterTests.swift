@@ -231,6 +231,39 @@ final class MovieWriterTests: XCTestCase {
                                       .init(sampleCount: 2, sampleOffset: UInt32(bitPattern: -1))])
     }
 
+    /// Issue 20, point 2: a compressed track whose packets all have one size (CBR Opus)
+    /// was written with `stsz`'s constant form, of which GStreamer 1.22 plays 13.5 ms a
+    /// second. Only uncompressed audio, whose samples are frames, keeps that form; the
+    /// planned layout counts the listed sizes (its moov size is the written one).
+    func testOnlyUncompressedAudioStatesOneSizeForAllSamples() throws {
+        let pcm = TrackDescription(handler: HandlerBox(handlerType: .soun, name: "SoundHandler"), timescale: 48_000,
+                                   sampleEntries: [AudioSampleEntry.isoEntry(format: "sowt", channelCount: 2,
+                                                                             sampleRate: 48_000, children: [])],
+                                   mediaInformationHeader: SoundMediaHeaderBox().serialized)
+        let descriptions: [(String, TrackDescription, Bool)] = [
+            ("Opus", TrackDescription(.opus(outputChannelCount: 1, preSkip: 312, inputSampleRate: 48_000)), false),
+            ("AAC", TrackDescription(.aac(audioSpecificConfig: [0x11, 0x88], sampleRate: 48_000, channelCount: 1)),
+             false),
+            ("H.264", TrackDescription(.h264(avcC: [1], width: 16, height: 16)), false),
+            ("sowt", pcm, true),
+        ]
+        XCTAssertEqual(descriptions.map(\.1.allowsConstantSampleSize), descriptions.map(\.2))
+        for (name, description, isConstant) in descriptions {
+            var writer = MovieWriter()
+            let track = try writer.addTrack(description)
+            for _ in 0..<50 { try writer.append([UInt8](repeating: 0xFC, count: 160), duration: 960, to: track) }
+            let layout = writer.progressiveLayout()
+            var sink = MemoryMovieSink()
+            try writer.finish(.progressive, into: &sink)
+            XCTAssertEqual(UInt64(sink.bytes.count), layout.fileSize, name)
+            let movie = try Movie(reading: MemoryByteSource(sink.bytes))
+            let sizes = try movie.tracks[0].sampleTable().sampleSizes
+            XCTAssertEqual(sizes.sampleCount, 50, name)
+            XCTAssertEqual(sizes.constantSize, isConstant ? 160 : 0, name)
+            XCTAssertEqual(sizes.sizes, isConstant ? [] : Array(repeating: 160, count: 50), name)
+        }
+    }
+
     /// Samples all of size 0 cannot be written as a constant size (0 means "sizes follow"):
     /// the structured fuzzer's mux of a clip of 32 empty packets wrote a 20-byte `stsz`
     /// claiming 32 entries, which no reader could parse.

@@ -35,8 +35,8 @@ struct AudioCodec: Sendable {
     /// MPEG-4 audio and the three MPEG-2 AAC profiles (ISO/IEC 14496-1 Table 5).
     static let aacObjectTypeIndications: Set<UInt8> = [0x40, 0x66, 0x67, 0x68]
 
-    static let pcmFormats: Set<FourCC> = ["lpcm", "twos", "sowt", "in24", "in32", "fl32", "fl64", "raw ", "NONE",
-                                          "ulaw", "alaw", "ima4"]
+    /// Uncompressed audio and IMA ADPCM: QuickTime formats extraction refuses.
+    static let pcmFormats = AudioSampleEntry.uncompressedFormats.union(["ima4"])
 
     /// The configuration box each non-`mp4a` format needs.
     static let configurationTypes: [FourCC: (Kind, FourCC)] = [

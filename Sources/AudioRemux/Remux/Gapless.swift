@@ -4,8 +4,8 @@ import ISOBMFF
 /// chapters, the `iTunSMPB` item) are removed so the cut can carry its own.
 enum Gapless {
     /// `userData` without its children of the given types (the rest kept byte for byte).
-    static func removing(_ types: Set<String>, from userData: [UInt8]) -> [UInt8] {
-        rebuild(userData) { header, _, _ in types.contains(header.type.description) ? nil : [] }
+    static func removing(_ types: Set<FourCC>, from userData: [UInt8]) -> [UInt8] {
+        rebuild(userData) { header, _, _ in types.contains(header.type) ? nil : [] }
     }
 
     /// `userData` without the `----` item named `iTunSMPB` in its `meta/ilst`.

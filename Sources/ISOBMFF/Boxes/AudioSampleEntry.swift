@@ -32,6 +32,15 @@ public struct AudioSampleEntry: Sendable, Equatable {
     /// header; empty without `wave`.
     public var waveChildren: [(type: FourCC, bytes: [UInt8])]
 
+    /// The formats of uncompressed audio, where a sample is one audio frame and every
+    /// sample has the frame's size: QuickTime's PCM (`raw `/`NONE`, `twos`, `sowt`, `in24`,
+    /// `in32`, `fl32`, `fl64`, `lpcm`) and G.711 (`ulaw`, `alaw`, one byte a channel), and
+    /// ISO/IEC 23003-5's `ipcm` and `fpcm`. Their tracks have no pre-roll and may state
+    /// one size for all samples in `stsz` (``TrackDescription/allowsConstantSampleSize``).
+    public static let uncompressedFormats: Set<FourCC> = [
+        "raw ", "NONE", "twos", "sowt", "in24", "in32", "fl32", "fl64", "lpcm", "ulaw", "alaw", "ipcm", "fpcm",
+    ]
+
     /// The first box of `type` among the children, then inside `wave`: where a codec keeps
     /// its configuration (`esds`, `alac`, `dac3`, `dec3`, `dOps`, `dfLa`).
     public func configurationBox(_ type: FourCC) -> [UInt8]? {

@@ -1,7 +1,8 @@
 /// A four-character code: the type of a box, a brand, a handler or a codec.
 ///
 /// Stored as the four bytes read big-endian into a `UInt32`, so that any value read from a
-/// file is representable; ``description`` escapes bytes that are not printable ASCII.
+/// file is representable; ``description`` escapes the bytes that are neither printable
+/// ASCII nor `©`.
 public struct FourCC: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The four bytes read big-endian: the first character in the most significant byte.
     public let rawValue: UInt32
@@ -11,13 +12,45 @@ public struct FourCC: Hashable, Sendable, CustomStringConvertible, ExpressibleBy
         self.rawValue = rawValue
     }
 
-    /// Creates a code from a four-character ASCII literal such as `"moov"`.
+    /// Creates a code from a literal of four characters, each one byte: printable ASCII
+    /// (`"moov"`) or a Latin-1 character, as in Apple's item types (`"©nam"`, whose `©` is
+    /// the byte 0xA9). Only a wrong literal traps — a mistake in the source, never in a file;
+    /// codes built at run time go through ``init(_:)``, which returns nil instead.
     public init(stringLiteral value: StaticString) {
-        precondition(value.utf8CodeUnitCount == 4, "a FourCC literal has exactly four ASCII characters")
-        var raw: UInt32 = 0
-        value.withUTF8Buffer { bytes in
-            for byte in bytes { raw = raw << 8 | UInt32(byte) }
+        // The common case, four ASCII bytes, without building a String: switches over
+        // literals (`case "mdat":`) construct the code each time they are evaluated.
+        if value.hasPointerRepresentation && value.utf8CodeUnitCount == 4 {
+            let raw = value.withUTF8Buffer { bytes -> UInt32? in
+                var raw: UInt32 = 0
+                for byte in bytes {
+                    guard byte < 0x80 else { return nil }
+                    raw = raw << 8 | UInt32(byte)
+                }
+                return raw
+            }
+            if let raw {
+                self.rawValue = raw
+                return
+            }
         }
+        guard let code = FourCC(value.description) else {
+            preconditionFailure("a FourCC literal has exactly four characters, each U+0000 to U+00FF: \"\(value)\"")
+        }
+        self = code
+    }
+
+    /// A code from text made at run time: four Unicode scalars, each at most U+00FF, give
+    /// the four bytes (Latin-1, so that `"©nam"` is 0xA9 6E 61 6D). Nil for any other
+    /// string: fewer or more scalars, or one outside Latin-1.
+    public init?(_ string: String) {
+        var raw: UInt32 = 0
+        var count = 0
+        for scalar in string.unicodeScalars {
+            guard count < 4, scalar.value <= 0xFF else { return nil }
+            raw = raw << 8 | scalar.value
+            count += 1
+        }
+        guard count == 4 else { return nil }
         self.rawValue = raw
     }
 
@@ -32,11 +65,13 @@ public struct FourCC: Hashable, Sendable, CustomStringConvertible, ExpressibleBy
         bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
     }
 
-    /// The code as text; bytes outside printable ASCII appear as `\xNN`.
+    /// The code as text: printable ASCII as it is, 0xA9 as `©` (the byte that starts
+    /// Apple's text item types, `©nam`), any other byte as `\xNN`. What it prints for
+    /// those two kinds, ``init(_:)`` reads back as the same code.
     public var description: String {
         var text = ""
         for byte in bytes {
-            if byte >= 0x20 && byte < 0x7F {
+            if byte >= 0x20 && byte < 0x7F || byte == 0xA9 {
                 text.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
                 text += "\\x" + hex(byte)

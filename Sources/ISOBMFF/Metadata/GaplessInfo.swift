@@ -35,7 +35,9 @@ public struct GaplessInfo: Sendable, Equatable {
     }
 
     /// The first `iTunSMPB` item of a `moov/udta` box (header included), parsed; nil when it
-    /// has none or its text does not parse. Bounded as ``MetadataBox`` is.
+    /// has none or its text does not parse. The text is read from any data type that holds
+    /// text (``MetadataBox/Value/text``): some encoders write type 0 (implicit) rather than
+    /// 1 (UTF-8). Bounded as ``MetadataBox`` is.
     public init?(userData: [UInt8]) {
         var udta = ByteReader(userData)
         guard let (_, payload) = try? udta.readBox(depth: 1) else { return nil }
@@ -44,8 +46,7 @@ public struct GaplessInfo: Sendable, Equatable {
             guard child.type == "meta" else { continue }
             for item in MetadataBox(parsing: body).items
             where item.type == "----" && item.mean == "com.apple.iTunes" && item.name == "iTunSMPB" {
-                guard let value = item.values.first, value.dataType == 1,
-                      let parsed = GaplessInfo(text: String(decoding: value.bytes, as: UTF8.self)) else { return nil }
+                guard let text = item.values.first?.text, let parsed = GaplessInfo(text: text) else { return nil }
                 self = parsed
                 return
             }

@@ -17,6 +17,71 @@ public struct MetadataBox: Sendable, Equatable {
         public var locale: UInt32
         /// The value's bytes, after the type and locale.
         public var bytes: [UInt8]
+
+        /// A value from its fields.
+        public init(dataType: UInt32, locale: UInt32 = 0, bytes: [UInt8]) {
+            self.dataType = dataType
+            self.locale = locale
+            self.bytes = bytes
+        }
+
+        /// The value as text, for the type indicators that name text (QuickTime File Format,
+        /// "Well-known types"): 1 UTF-8 and 4 UTF-8 sort key; 2 UTF-16 and 5 UTF-16 sort key
+        /// (big-endian, or as a byte-order mark says), converted; 0, the implicit type some
+        /// encoders write for `iTunSMPB`, when its bytes are UTF-8 text (no control bytes
+        /// but tab and line breaks, NULs only at the end), so an integer or image stays
+        /// binary. Nil for other types (3, Shift-JIS, is not decoded) and for odd-length
+        /// UTF-16. FFmpeg reads type 0 as text too, and a freeform (`----`) item whatever
+        /// its type. O(n) in the bytes.
+        public var text: String? {
+            switch dataType & 0x00FF_FFFF {  // The top byte is the box's version (0).
+            case 1, 4:
+                return String(decoding: bytes, as: UTF8.self)
+            case 2, 5:
+                return Self.utf16Text(bytes)
+            case 0:
+                return Self.implicitText(bytes)
+            default:
+                return nil
+            }
+        }
+
+        /// UTF-16 text: big-endian unless a byte-order mark says otherwise; nil for an odd
+        /// byte count. Invalid sequences become U+FFFD.
+        static func utf16Text(_ bytes: [UInt8]) -> String? {
+            guard bytes.count % 2 == 0 else { return nil }
+            var littleEndian = false
+            var start = 0
+            if bytes.count >= 2 && (bytes[0], bytes[1]) == (0xFF, 0xFE) {
+                (littleEndian, start) = (true, 2)
+            } else if bytes.count >= 2 && (bytes[0], bytes[1]) == (0xFE, 0xFF) {
+                start = 2
+            }
+            var units: [UInt16] = []
+            units.reserveCapacity((bytes.count - start) / 2)
+            for i in stride(from: start, to: bytes.count, by: 2) {
+                let (high, low) = littleEndian ? (bytes[i + 1], bytes[i]) : (bytes[i], bytes[i + 1])
+                units.append(UInt16(high) << 8 | UInt16(low))
+            }
+            return String(decoding: units, as: UTF16.self)
+        }
+
+        /// Bytes of the implicit type read as text when they are valid UTF-8 without
+        /// control characters other than tab, line feed and carriage return; NULs may end
+        /// it (a C string's terminator) and are dropped.
+        static func implicitText(_ bytes: [UInt8]) -> String? {
+            var end = bytes.count
+            while end > 0 && bytes[end - 1] == 0 { end -= 1 }
+            var text = ""
+            let failed = transcode(bytes[..<end].makeIterator(), from: UTF8.self, to: UTF32.self,
+                                   stoppingOnError: true) { unit in
+                if let scalar = Unicode.Scalar(unit) { text.unicodeScalars.append(scalar) }
+            }
+            guard !failed, !text.unicodeScalars.contains(where: {
+                ($0.value < 0x20 && $0 != "\t" && $0 != "\n" && $0 != "\r") || $0.value == 0x7F
+            }) else { return nil }
+            return text
+        }
     }
 
     /// One `ilst` item.

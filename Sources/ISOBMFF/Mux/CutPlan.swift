@@ -85,9 +85,10 @@ public enum PreRoll: Sendable, Equatable {
             return .ticks(UInt64(track.timescale) * 80 / 1000)  // ≤ 2^32 · 80: no overflow.
         case "ac-3", "ec-3":
             return .packets(1)
-        case "fLaC", "alac", "twos", "sowt", "lpcm", "in24", "in32", "fl32", "fl64", "raw ", "ipcm", "fpcm":
+        case "fLaC", "alac":
             return .packets(0)
         default:
+            if let format = track.format, AudioSampleEntry.uncompressedFormats.contains(format) { return .packets(0) }
             return .packets(2)
         }
     }

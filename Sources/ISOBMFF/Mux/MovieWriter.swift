@@ -441,7 +441,9 @@ public struct MovieWriter: Sendable {
         for (index, track) in tracks.enumerated() {
             let table = track.table
             capacity += 1024 + track.description.sampleEntries.reduce(0) { $0 + $1.count }
-                + (track.description.userData?.count ?? 0) + (table.constantSize == nil ? 4 * table.count : 0)
+                + (track.description.userData?.count ?? 0)
+                + (table.listsSampleSizes(allowingConstantSize: track.description.allowsConstantSampleSize)
+                    ? 4 * table.count : 0)
                 + 4 * table.syncSampleNumbers.count + 8 * table.timeToSample.count + 8 * table.compositionRuns.count
                 + 12 * plan.sampleToChunk[index].count + (largeOffsets ? 8 : 4) * plan.offsets[index].count
         }
@@ -454,7 +456,8 @@ public struct MovieWriter: Sendable {
                     track.table.compositionOffsetBox(shiftedBy: compositionShift(track))?.write(to: &w)
                     track.table.syncSampleBox?.write(to: &w)
                     SampleToChunkBox(entries: plan.sampleToChunk[index]).write(to: &w)
-                    track.table.sampleSizeBox.write(to: &w)
+                    track.table.write(sampleSizesTo: &w,
+                                      allowingConstantSize: track.description.allowsConstantSampleSize)
                     let offsets = plan.offsets[index]
                     w.fullBox(largeOffsets ? .co64 : .stco, version: 0, flags: 0) { w in
                         w.write(UInt32(offsets.count))  // < 2^30 chunks, as samples.

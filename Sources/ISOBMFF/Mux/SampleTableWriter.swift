@@ -248,10 +248,32 @@ public struct SampleTableWriter: Sendable {
         isAllSync ? nil : SyncSampleBox(sampleNumbers: syncSampleNumbers)
     }
 
-    /// The `stsz` box: a constant size when all sizes are equal.
+    /// The `stsz` box: a constant size when all sizes are equal (and not 0). What the
+    /// reader's tables hold; the writer decides per track (``write(sampleSizesTo:allowingConstantSize:)``).
     public var sampleSizeBox: SampleSizeBox {
         if let constantSize { return SampleSizeBox(constantSize: constantSize, sampleCount: UInt32(count)) }
         return SampleSizeBox(sizes: sampleSizes)
+    }
+
+    /// Whether the written `stsz` lists a size per sample: unless the track may use the
+    /// constant form and its samples share one size.
+    func listsSampleSizes(allowingConstantSize: Bool) -> Bool {
+        constantSize == nil || !allowingConstantSize
+    }
+
+    /// Writes `stsz` (ISO/IEC 14496-12 § 8.7.3.2): one `sample_size` for all samples only
+    /// when `allowingConstantSize` (uncompressed audio) and they share it; else a size per
+    /// sample, a shared size repeated as it is written, without an array of it.
+    func write(sampleSizesTo writer: inout BoxWriter, allowingConstantSize: Bool) {
+        guard let constantSize, !allowingConstantSize else {
+            sampleSizeBox.write(to: &writer)
+            return
+        }
+        writer.fullBox(.stsz, version: 0, flags: 0) { w in
+            w.write(UInt32(0))  // sample_size 0: the sizes follow.
+            w.write(UInt32(count))  // At most Limits.maximumSampleCount < 2^32.
+            for _ in 0..<count { w.write(constantSize) }
+        }
     }
 
     /// Walks the samples in order.

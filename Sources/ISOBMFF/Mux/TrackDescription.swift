@@ -54,6 +54,22 @@ public struct TrackDescription: Sendable {
     /// input whose `mdhd` stops before its last sample ends); nil for the sum.
     public var mediaDuration: UInt64?
 
+    /// Whether `stsz` may state one size for all samples when they share it (ISO/IEC
+    /// 14496-12 § 8.7.3.2): only when every sample entry is uncompressed audio
+    /// (``AudioSampleEntry/uncompressedFormats``), where a sample is one frame of a fixed
+    /// size and QuickTime's readers expect that form. A compressed track gets a size per
+    /// sample even when all its packets have one size (CBR Opus, a long silence):
+    /// GStreamer 1.22 plays 13.5 ms of a 1 s CBR Opus track whose `stsz` has the constant
+    /// form (FFmpeg's own `-c copy` writes it so, and fails the same way).
+    public var allowsConstantSampleSize: Bool {
+        handler.handlerType == .soun && !sampleEntries.isEmpty && sampleEntries.allSatisfy { entry in
+            entry.count >= 8
+                && AudioSampleEntry.uncompressedFormats.contains(FourCC(rawValue: entry[4..<8].reduce(0) {
+                    $0 << 8 | UInt32($1)
+                }))
+        }
+    }
+
     /// A description from its parts.
     public init(handler: HandlerBox, timescale: UInt32, language: UInt16 = 0x55C4, sampleEntries: [[UInt8]],
                 mediaInformationHeader: [UInt8]) {
