@@ -38,6 +38,30 @@ final class GaplessInfoTests: XCTestCase {
         return w.bytes
     }
 
+    /// The one rule of where the item applies (GaplessInfo(for:in:)): it counts samples at the
+    /// codec's core rate. AAC-LC at 44.1 kHz timed at 44100: the numbers as ticks. HE-AAC
+    /// (SBR: core 22050, output 44100; AudioSpecificConfig `2B 92 08 00`) timed at 44100,
+    /// each 1024-sample frame lasting 2048 ticks: the numbers doubled. A track with an edit
+    /// list, or timed at another rate: none.
+    func testItemCountsCoreRateSamples() throws {
+        func info(config: [UInt8], editList: EditListBox? = nil) throws -> GaplessInfo? {
+            var synthetic = SyntheticMovie(sampleCount: 4)
+            synthetic.sampleEntries = [AudioSampleEntry.isoEntry(
+                format: .mp4a, channelCount: 2, sampleRate: 44100,
+                children: [SyntheticMovie.esds(objectType: 0x40, config: config)])]
+            synthetic.editList = editList
+            synthetic.extraMovieBoxes = [userData(dataType: 1, Array(itunes.utf8))]
+            let movie = try Movie(reading: MemoryByteSource(synthetic.build()))
+            return GaplessInfo(for: movie.tracks[0], in: movie)
+        }
+        XCTAssertEqual(try info(config: [0x12, 0x10]), GaplessInfo(priming: 3622, padding: 501, validSampleCount: 0x14C6D))
+        XCTAssertEqual(try info(config: [0x2B, 0x92, 0x08, 0x00]),
+                       GaplessInfo(priming: 7244, padding: 1002, validSampleCount: 2 * 0x14C6D))
+        XCTAssertNil(try info(config: [0x11, 0x90]))  // AAC-LC at 48 kHz in a 44100 timescale.
+        XCTAssertNil(try info(config: [0x12, 0x10], editList: EditListBox(entries: [
+            .init(segmentDuration: 100, mediaTime: 1024)])))
+    }
+
     /// Issue 20, point 1: some encoders write the item with data type 0 (implicit); it was
     /// ignored, as only type 1 was read. Every type that holds text is read, as FFmpeg
     /// reads a freeform item whatever its type.

@@ -226,18 +226,40 @@ public struct TrackPresentation: Sendable, Equatable {
 }
 
 extension GaplessInfo {
-    /// The file's `iTunSMPB` numbers where they apply to `track`: it has no edit list (an edit
-    /// list wins), it is the file's first audio track, and its media timescale is its sample
-    /// entry's rate, so that a tick is a sample, the unit the item counts in. The one place
-    /// that decides; ``MovieReader/presentation(of:samples:)`` and extraction both ask it.
+    /// The file's `iTunSMPB` numbers where they apply to `track`, in its media ticks: it has
+    /// no edit list (an edit list wins), it is the file's first audio track, and its media
+    /// timescale counts the samples the item counts. The one place that decides;
+    /// ``MovieReader/presentation(of:samples:)``, extraction, probe and salvage all ask it.
+    ///
+    /// The item counts samples at the codec's core rate: for AAC the AudioSpecificConfig's
+    /// sampling frequency, which for HE-AAC (SBR) is half the rate it decodes to; for other
+    /// codecs the sample entry's rate. A media timescale at that rate takes the numbers as
+    /// ticks; an AAC track timed at twice it (HE-AAC whose 1024-sample frames last 2048
+    /// ticks of the output rate) takes them doubled. Any other timescale: nil.
     public init?(for track: Track, in movie: Movie) {
         guard track.editList?.entries.isEmpty ?? true, track.handlerType == .soun,
               movie.tracks.first(where: { $0.handlerType == .soun })?.trackID == track.trackID,
               let userData = movie.userData, let entry = track.sampleDescriptions.entries.first,
               let audio = try? AudioSampleEntry(parsing: entry, quickTimeLayout: movie.usesQuickTimeLayout)
         else { return nil }
-        let rate = audio.sampleRateV2.flatMap { UInt32(exactly: $0) } ?? audio.sampleRate >> 16
-        guard rate == track.mediaHeader.timescale, let item = GaplessInfo(userData: userData) else { return nil }
-        self = item
+        var rate = UInt64(audio.sampleRateV2.flatMap { UInt32(exactly: $0) } ?? audio.sampleRate >> 16)
+        var isAAC = false
+        if audio.format == .mp4a, let esds = audio.configuration(.esds) {
+            var reader = ByteReader(esds.payload, path: "esds")
+            if let descriptor = try? ElementaryStreamDescriptorBox(parsing: &reader),
+               let info = descriptor.decoderSpecificInfo,
+               let config = try? AudioSpecificConfig(parsing: info), config.isAAC, config.samplingFrequency > 0 {
+                rate = UInt64(config.samplingFrequency)
+                isAAC = true
+            }
+        }
+        let timescale = UInt64(track.mediaHeader.timescale)
+        let ticksPerSample: UInt64 = timescale == rate ? 1 : isAAC && timescale == 2 * rate ? 2 : 0
+        guard ticksPerSample > 0, let item = GaplessInfo(userData: userData) else { return nil }
+        // Priming and padding are below 2^32 (the parser checks), the valid count below 2^64.
+        let (valid, overflow) = item.validSampleCount.multipliedReportingOverflow(by: ticksPerSample)
+        guard !overflow else { return nil }
+        self.init(priming: item.priming * ticksPerSample, padding: item.padding * ticksPerSample,
+                  validSampleCount: valid)
     }
 }

@@ -1,5 +1,3 @@
-import ISOBMFF
-
 /// The MPEG-4 AudioSpecificConfig (ISO/IEC 14496-3 § 1.6.2.1): the AAC decoder
 /// configuration stored in `esds`. Only the fields needed to describe the stream are read.
 public struct AudioSpecificConfig: Sendable, Equatable {
@@ -28,22 +26,28 @@ public struct AudioSpecificConfig: Sendable, Equatable {
         }
     }
 
+    private struct Invalid: Error {}
+
     private init(bits bytes: [UInt8]) throws {
-        var bits = BitReader(bytes)
+        var bits = BitReader(bytes[...])
+        func read(_ count: Int) throws -> Int {
+            guard let value = bits.bits(count) else { throw Invalid() }
+            return Int(value)
+        }
         func objectType() throws -> Int {
-            let type = try bits.read(5)
-            return type == 31 ? 32 + (try bits.read(6)) : type
+            let type = try read(5)
+            return type == 31 ? 32 + (try read(6)) : type
         }
         func frequency() throws -> Int {
-            let index = try bits.read(4)
-            if index == 0xF { return try bits.read(24) }
-            guard index < Self.frequencies.count else { throw BitReader.Invalid() }
+            let index = try read(4)
+            if index == 0xF { return try read(24) }
+            guard index < Self.frequencies.count else { throw Invalid() }
             return Self.frequencies[index]
         }
         audioObjectType = try objectType()
         signalledObjectType = audioObjectType
         samplingFrequency = try frequency()
-        channelConfiguration = try bits.read(4)
+        channelConfiguration = try read(4)
         extensionSamplingFrequency = nil
         if audioObjectType == 5 || audioObjectType == 29 {
             extensionSamplingFrequency = try frequency()
@@ -56,7 +60,7 @@ public struct AudioSpecificConfig: Sendable, Equatable {
     /// (it configures itself from the container's fields). Nil when no AAC channel
     /// configuration has `channelCount` channels (ISO/IEC 14496-3 Table 1.19) or the rate
     /// is 0 or needs more than 24 bits.
-    static func lowComplexity(sampleRate: Int, channelCount: Int) -> (config: AudioSpecificConfig, bytes: [UInt8])? {
+    public static func lowComplexity(sampleRate: Int, channelCount: Int) -> (config: AudioSpecificConfig, bytes: [UInt8])? {
         let configuration: Int
         switch channelCount {
         case 1...6: configuration = channelCount
@@ -105,24 +109,3 @@ public struct AudioSpecificConfig: Sendable, Equatable {
     }
 }
 
-/// Reads big-endian bit fields, throwing when the bytes run out.
-struct BitReader {
-    struct Invalid: Error {}
-    let bytes: [UInt8]
-    var position = 0
-
-    init(_ bytes: [UInt8]) {
-        self.bytes = bytes
-    }
-
-    mutating func read(_ count: Int) throws -> Int {
-        var value = 0
-        for _ in 0..<count {
-            let index = position >> 3
-            guard index < bytes.count else { throw Invalid() }
-            value = value << 1 | Int((bytes[index] >> (7 - UInt8(position & 7))) & 1)
-            position += 1
-        }
-        return value
-    }
-}
