@@ -204,12 +204,18 @@ final class MalformedSuiteTests: XCTestCase {
             movie.sampleEntries = [AudioSampleEntry.isoEntry(format: .mp4a, channelCount: 2, sampleRate: 44100,
                                                              children: [esds])]
         }, code: "invalidInput", reason: "invalidValue"),
-        Case(name: "esds-without-decoder-config", bytes: with { movie in
+        // An esds without a DecoderConfigDescriptor is no longer refused: FFmpeg decodes it as
+        // AAC-LC with the sample entry's rate and channels, and so does extraction now, with a
+        // warning (CopiedEntryCodecTests). One whose DecoderConfigDescriptor claims more bytes
+        // than its ES_Descriptor holds still is.
+        Case(name: "esds-decoder-config-past-its-descriptor", bytes: with { movie in
             var w = BoxWriter()
-            w.fullBox(.esds, version: 0, flags: 0) { $0.write(bytes: [0x03, 0x03, 0x00, 0x01, 0x00]) }
+            w.fullBox(.esds, version: 0, flags: 0) {
+                $0.write(bytes: [0x03, 0x08, 0x00, 0x01, 0x00, 0x04, 0x0D, 0x40, 0x15, 0x00])
+            }
             movie.sampleEntries = [AudioSampleEntry.isoEntry(format: .mp4a, channelCount: 2, sampleRate: 44100,
                                                              children: [w.bytes])]
-        }, code: "invalidInput", reason: "truncated"),
+        }, code: "invalidInput", reason: "invalidValue"),
         Case(name: "sample-entry-too-short", bytes: with { $0.sampleEntries = [rawBox(.mp4a, [0, 0, 0, 0, 0, 0, 0, 1])] },
              code: "invalidInput", reason: "truncated"),
         Case(name: "unknown-elst-version", bytes: patched(good, "elst", at: 8, 0x0500_0000), code: "invalidInput",
