@@ -134,8 +134,10 @@ public struct MovieReader<Source: ByteSource> {
 
     /// Whether `sample`'s bitstream says it is a key frame (``KeyFrameProbe``): nil when the
     /// track's codec has no probe (audio, intra-only, encrypted, unknown: trust the
-    /// container) or the bytes do not say. Reads at most ``Limits/keyFrameProbeScanBytes``
-    /// of the sample into `buffer`.
+    /// container) or the bytes do not say. Reads the sample's first 512 bytes into `buffer`
+    /// (the picture header follows a few parameter sets and SEI messages), and only when they
+    /// do not say, up to ``Limits/keyFrameProbeScanBytes``: `probe --packets` asks this of
+    /// every video sample.
     ///
     /// - Throws: what the source throws when the bytes cannot be read.
     public func bitstreamKeyFrame(_ sample: Sample, of track: MediaTrack, buffer: inout [UInt8]) throws -> Bool? {
@@ -144,9 +146,13 @@ public struct MovieReader<Source: ByteSource> {
               let entry = track.sampleDescriptions[index].video,
               let probe = KeyFrameProbe(sampleEntry: entry) else { return nil }
         var head = sample
-        head.size = Swift.min(sample.size, UInt32(Limits.keyFrameProbeScanBytes))
-        try source.read(head, into: &buffer)
-        return probe.isKeyFrame(buffer)
+        for limit in [512, Limits.keyFrameProbeScanBytes] {
+            head.size = Swift.min(sample.size, UInt32(limit))
+            try source.read(head, into: &buffer)
+            if let answer = probe.isKeyFrame(buffer) { return answer }
+            if head.size == sample.size { break }
+        }
+        return nil
     }
 
     /// Reads the bytes of `sample` into `buffer`, resized to the sample's size (its capacity
