@@ -1,0 +1,735 @@
+#!/usr/bin/env python3
+"""Every command over every file of the real-world corpus, judged by independent oracles
+only (FFmpeg, ffprobe, GStreamer, Scripts/mp4box.py), never by our own parser.
+
+The corpus is `../shared/corpus/` beside the project ($CORPUS_DIR overrides); MANIFEST.tsv
+is context only: every decision below is taken from a file's properties as ffprobe and
+mp4box.py see them, never from its name. The cut checks are Scripts/corpus-cuts.py's; this
+script covers the other commands, over every file (the two together cover the corpus).
+
+Inputs. Each file is an input. A media segment (top-level moof, no moov) also gets its
+init segment, found by class: a file with moov+mvex, no samples in its tables and no moof
+of its own, whose track IDs are the segment's tfhd track IDs, and whose media timescale
+makes the segment's trun durations last what the segment's sidx says they last (track IDs
+alone do not tell the corpus' inits apart). The init and the segment, concatenated, are
+then one more input, "INIT+SEGMENT", as players get them. A segment without an init found
+is still run alone (no moov: every command must refuse it, exit 65).
+
+The class of a file (what each command must do), from the oracles:
+  - no moov (mp4box.py finds no top-level moov, or cannot walk the file) -> 65 everywhere;
+  - truncated: a top-level box runs past the end of the file, or a sample (sample table or
+    trun, mp4box.py) lies past it;
+  - audio tracks: mp4box.py's traks with handler `soun`; the first is FFmpeg's a:0;
+  - encrypted: that track's sample entry is enca/drms or holds a sinf;
+  - unsupported: ffprobe names no codec for it ("unknown"), or FFmpeg cannot stream-copy it
+    into an MP4 (`ffmpeg -map 0:a:0 -c:a copy -f ipod`, else `-f mp4`, both refuse);
+  - empty: that track has no sample (an init segment alone).
+
+extraction (`extract-audio IN OUT.m4a`), in this order of precedence:
+  no moov -> 65; no audio track -> 79; the audio track truncated (a sample past the end, or
+  the top-level box holding its samples cut) or empty -> 65 (damaged: nothing to extract
+  without --salvage; this comes before the codec, as the README's "truncated with nothing
+  salvageable" moov-only PCM recordings need); encrypted or unsupported -> 69; else exit 0
+  and the packets of OUT equal those of `ffmpeg -i IN -map 0:a:0 -c:a copy -f ipod` (or
+  `-f mp4` where the ipod muxer refuses the codec): ffprobe's pts, dts, duration, size,
+  CRC-32 and flags of every packet (edit lists applied, as players see them). A refusal
+  must be one line on stderr.
+  Listed differences, each verified where it is allowed:
+  - FFmpeg 5.1 gives the last sample of a fragmented track its fragment's default duration,
+    not its trun's (Scripts/expectations.py's known_deviations): allowed for the last
+    packet's duration only, and ours must be the trun's (mp4box.py).
+
+probe --packets --json: Scripts/packets-conformance.py's compare(), imported, with its
+  FFmpeg 5.1 exceptions and damaged tracks' {"track_id", "problem", "reason"} objects. A
+  file of which nothing can be listed (no moov, or no sample of any track inside the file)
+  must exit 65.
+
+probe --json: exits 0 on every file with a moov and agrees with ffprobe
+  (Scripts/probe_check.py's check: tracks, kinds, formats, durations); a file without
+  moov must exit 65.
+
+remux (`remux IN OUT.mp4`, `.mov` when the input is QuickTime: brand `qt  ` or no ftyp):
+  no moov or truncated -> 65 (a remux has no --salvage: a partial copy must not pass for a
+  whole one); else exit 0, and every track it keeps has the same packets (ffprobe
+  -ignore_editlist 1, CRC-32 per packet, in track order; attached pictures aside); a track
+  it drops must be named in a warning on stderr. Listed difference:
+  - negative composition offsets are written non-negative (README: every offset and the
+    edit's media_time moved together): a track's pts may all be shifted by one constant S,
+    checked: dts unchanged, every pts + S, and the output's first edit media_time is the
+    input's + S.
+  Then both players decode OUT to as many video frames and audio samples as they decode of
+  IN (first audio and first video stream; FFmpeg: every audio and video stream it has a
+  decoder for): FFmpeg with `-f framecrc` (a line per frame; audio durations in samples),
+  GStreamer 1.22 with qtdemux ! decodebin ! fakesink (a buffer per frame; audio as S16 mono,
+  bytes / 2). Allowed, exactly: GStreamer 1.22 ends a stream early by up to its first
+  edit's media_time (fixed upstream) - OUT may lack at most that many frames/samples of
+  what IN gives (in OUT's first edit of that track, converted to frames or samples). A
+  decoder a player lacks here (AV1, DTS:X, IAMF, AC-4 in GStreamer), and encrypted tracks,
+  skip that player's half with the reason, not counted.
+
+Prints one line per input and command, `ok`/`FAIL`/`skipped (reason)` with the time the step
+took, and `N passed, M failed` last; exits 1 on any failure. Set EXTRACT_AUDIO to a built
+binary to skip the release build; inputs run two at a time.
+"""
+import concurrent.futures
+import importlib.util
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from fractions import Fraction
+
+sys.dont_write_bytecode = True
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Scripts"))
+import mp4box  # noqa: E402
+import probe_check  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("packets_conformance",
+                                               os.path.join(ROOT, "Scripts", "packets-conformance.py"))
+packets_conformance = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(packets_conformance)
+
+CORPUS = os.environ.get("CORPUS_DIR") or os.path.join(ROOT, "..", "shared", "corpus")
+ENCRYPTED_ENTRIES = {b"encv", b"drmi", b"enca", b"drms", b"encs", b"enct"}
+STATUS = {"damaged": 65, "unsupported": 69, "no audio": 79}
+
+lock = threading.Lock()
+results = {"passed": 0, "failed": 0}
+
+
+def run(*args, **kw):
+    kw.setdefault("timeout", 300)
+    return subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL, **kw)
+
+
+class Report:
+    def __init__(self, name):
+        self.name = name
+        self.lines = []
+
+    def check(self, ok, command, detail="", seconds=None):
+        with lock:
+            results["passed" if ok else "failed"] += 1
+        took = "" if seconds is None else f" ({seconds:.1f} s)"
+        self.lines.append(("ok   " if ok else "FAIL ") + f"{self.name}: {command}{took}"
+                          + (": " + detail if detail else ""))
+        return ok
+
+    def skip(self, command, reason):
+        self.lines.append(f"skipped ({reason}): {self.name}: {command}")
+
+    def note(self, text):
+        self.lines.append(f"       {text}")
+
+
+# --- The oracle's view of a file ------------------------------------------------------
+
+def walk_file(path):
+    data = open(path, "rb").read()
+    try:
+        boxes = mp4box.read_tree(data, trailing_ok=True, truncated_ok=True)
+    except (ValueError, struct.error) as error:
+        return data, None, str(error)
+    return data, boxes, None
+
+
+def entries_of(trak):
+    try:
+        return mp4box.stbl_of(trak).child(b"stsd").children
+    except ValueError:
+        return []
+
+
+def encrypted(trak):
+    return any(e.kind in ENCRYPTED_ENTRIES or any(c.kind == b"sinf" for c in e.children) for e in entries_of(trak))
+
+
+def samples_of(data, boxes, trak):
+    """mp4box.py's samples of a track (table, then fragments): [(offset, size)], or None
+    when its tables cannot be read."""
+    try:
+        samples = [(o, s) for o, s, _ in mp4box.table_samples(data, trak)]
+        if mp4box.is_fragmented(boxes):
+            samples += [(s["offset"], s["size"]) for s in
+                        mp4box.fragment_samples(data, boxes, mp4box.track_id(data, trak))]
+        return samples
+    except (ValueError, KeyError, IndexError, struct.error):
+        return None
+
+
+def ffprobe_streams(path):
+    out = run("ffprobe", "-v", "error", "-show_streams", "-of", "json", path, timeout=120)
+    if out.returncode != 0:
+        return None
+    return json.loads(out.stdout or b"{}").get("streams", [])
+
+
+def facts(path):
+    """The class of a file as the oracles see it (see the docstring)."""
+    data, boxes, error = walk_file(path)
+    f = {"size": len(data), "moov": False, "why": error or "", "brand": None}
+    if boxes is None:
+        return f
+    kinds = [b.kind for b in boxes]
+    if b"ftyp" in kinds:
+        ftyp = boxes[kinds.index(b"ftyp")]
+        f["brand"] = data[ftyp.payload:ftyp.payload + 4]
+    cut = [b for b in boxes if b.truncated]
+    f["cut_box"] = f"{cut[0].kind.decode('latin-1')} at byte {cut[0].offset} runs past the end" if cut else None
+    moovs = [b for b in boxes if b.kind == b"moov"]
+    if not moovs or moovs[0].truncated:
+        f["why"] = "no moov" if not moovs else "moov runs past the end of the file"
+        return f
+    f["moov"] = True
+    moov = moovs[0]
+    f["tracks"] = []
+    for trak in (c for c in moov.children if c.kind == b"trak"):
+        try:
+            handler = mp4box.handler_type(data, trak)
+        except ValueError:
+            handler = b"????"
+        samples = samples_of(data, boxes, trak)
+        past = samples is not None and any(o + s > len(data) for o, s in samples)
+        f["tracks"].append({"handler": handler, "encrypted": encrypted(trak), "samples": samples,
+                            "past_end": past, "entries": [e.kind for e in entries_of(trak)],
+                            "trak": trak})
+    # The top-level box cut by the end of the file holds a track's data when one of its
+    # samples starts inside it (a box cut inside moov was handled above).
+    for t in f["tracks"]:
+        t["in_cut_box"] = bool(cut) and any(cut[0].offset <= o < cut[0].end for o, _ in t["samples"] or [])
+    f["truncated"] = any(t["past_end"] or t["in_cut_box"] for t in f["tracks"]) or bool(cut)
+    f["nothing_listable"] = all(not [1 for o, s in (t["samples"] or []) if o + s <= len(data)]
+                                for t in f["tracks"])
+    f["audio"] = [t for t in f["tracks"] if t["handler"] == b"soun"]
+    return f
+
+
+def reference_copy(path, out):
+    """FFmpeg's copy of a:0 into an M4A (ipod), else an MP4; (ok, format, message)."""
+    said = ""
+    for fmt in ("ipod", "mp4"):
+        r = run("ffmpeg", "-nostdin", "-v", "error", "-y", "-i", path, "-map", "0:a:0", "-c:a", "copy", "-strict", "experimental",
+                "-f", fmt, out)
+        if r.returncode == 0:
+            return True, fmt, ""
+        said = r.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {r.returncode}"]
+        said = said[0]
+    return False, None, said
+
+
+def extraction_class(f, streams, path, tmp):
+    """(expected status, reason)."""
+    if not f["moov"]:
+        return 65, f["why"]
+    if not f["audio"]:
+        return 79, "no track with handler soun"
+    audio = f["audio"][0]
+    if audio["past_end"] or audio["in_cut_box"]:
+        return 65, "truncated: " + ("its samples run past the end of the file" if audio["past_end"]
+                                    else f["cut_box"])
+    if audio["samples"] is not None and not audio["samples"]:
+        return 65, "empty: the audio track has no sample (an init segment alone)"
+    if audio["encrypted"]:
+        return 69, "encrypted (" + ", ".join(e.decode("latin-1") for e in audio["entries"]) + ")"
+    first = next((s for s in streams or [] if s.get("codec_type") == "audio"), None)
+    if first is None or first.get("codec_name") in (None, "unknown"):
+        return 69, "ffprobe names no codec for it (" + (first or {}).get("codec_tag_string", "?") + ")"
+    ok, _, said = reference_copy(path, os.path.join(tmp, "probe-copy.m4a"))
+    if not ok:
+        return 69, f"FFmpeg cannot stream-copy {first.get('codec_name')} into an MP4: {said[:100]}"
+    return 0, ""
+
+
+# --- ffprobe packets ------------------------------------------------------------------
+
+def packets(path, select=None, ignore_editlist=False):
+    """{stream index: [(pts, dts, duration, size, crc, flags)]} and the streams."""
+    args = ["ffprobe", "-v", "error"] + (["-ignore_editlist", "1"] if ignore_editlist else [])
+    args += (["-select_streams", select] if select else []) + ["-show_packets", "-show_streams",
+                                                                "-show_data_hash", "CRC32", "-of", "json", path]
+    out = run(*args, timeout=300)
+    data = json.loads(out.stdout or b"{}")
+    found = {}
+    bases = {s["index"]: Fraction(s["time_base"]) for s in data.get("streams", []) if s.get("time_base")}
+
+    def t(value, index):
+        return None if value in (None, "N/A") else int(value) * bases.get(index, 1)
+    for p in data.get("packets", []):
+        i = p["stream_index"]
+        found.setdefault(i, []).append((t(p.get("pts"), i), t(p.get("dts"), i), t(p.get("duration"), i),
+                                        p.get("size"), p.get("data_hash"), p.get("flags")))
+    return found, data.get("streams", [])
+
+
+def refuses(report, command, out, want, why, began):
+    said = (out.stderr.decode(errors="replace").strip() or out.stdout.decode(errors="replace").strip()).splitlines()
+    lines = [l for l in said if "warning" not in l]
+    ok = out.returncode == want and len(lines) == 1
+    report.check(ok, f"{command} refused, exit {want} ({why})",
+                 "" if ok else f"exit {out.returncode}, {len(lines)} error line(s): {(lines or said or [''])[0][:200]}",
+                 time.monotonic() - began)
+
+
+# --- The commands ---------------------------------------------------------------------
+
+def check_extraction(report, tool, path, f, streams, tmp):
+    began = time.monotonic()
+    want, why = extraction_class(f, streams, path, tmp)
+    ours = os.path.join(tmp, "ours.m4a")
+    out = run(tool, path, ours, "--overwrite", "--quiet")
+    if want != 0:
+        refuses(report, "extract", out, want, why, began)
+        return
+    if out.returncode != 0:
+        report.check(False, "extract", f"exit {out.returncode}: {out.stderr.decode(errors='replace').strip()[:200]}",
+                     time.monotonic() - began)
+        return
+    ref = os.path.join(tmp, "ref.m4a")
+    ok, fmt, said = reference_copy(path, ref)
+    theirs, _ = packets(ref, "a:0")
+    mine, _ = packets(ours, "a:0")
+    theirs, mine = theirs.get(0, []), mine.get(0, [])
+    problems, notes = [], []
+    if len(theirs) != len(mine):
+        problems.append(f"{len(mine)} packets, FFmpeg's copy {len(theirs)}")
+    for i, (a, b) in enumerate(zip(theirs, mine)):
+        if a == b:
+            continue
+        fields = [n for n, x, y in zip(("pts", "dts", "duration", "size", "crc", "flags"), a, b) if x != y]
+        if fields == ["duration"] and i == len(theirs) - 1 and f["audio"] and fragmented(path):
+            # FFmpeg 5.1: the last sample of a fragmented track gets its fragment's default
+            # duration; ours must be the trun's, read by mp4box.py.
+            trun = last_trun_duration(path, f["audio"][0]["trak"])
+            if trun is not None and last_trun_seconds(path, f["audio"][0]["trak"]) == b[2]:
+                notes.append(f"known difference: FFmpeg 5.1 gives the last packet of a fragmented track "
+                             f"duration {a[2]} (the fragment default); ours {b[2]} is the trun's")
+                continue
+        problems.append(f"packet {i} {','.join(fields)}: FFmpeg {a}, ours {b}")
+        break
+    report.check(not problems, f"extract: {len(mine)} packets as `ffmpeg -c:a copy -f {fmt}`",
+                 "; ".join(problems), time.monotonic() - began)
+    for n in notes:
+        report.note(n)
+
+
+def fragmented(path):
+    data, boxes, _ = walk_file(path)
+    try:
+        return boxes is not None and mp4box.is_fragmented(boxes)
+    except ValueError:
+        return False
+
+
+def last_trun_duration(path, trak):
+    data, boxes, _ = walk_file(path)
+    try:
+        samples = mp4box.fragment_samples(data, boxes, mp4box.track_id(data, trak))
+        return samples[-1]["duration"] if samples else None
+    except (ValueError, KeyError):
+        return None
+
+
+def last_trun_seconds(path, trak):
+    """The trun's duration of a fragmented track's last sample, in seconds (mp4box.py)."""
+    data, boxes, _ = walk_file(path)
+    try:
+        samples = mp4box.fragment_samples(data, boxes, mp4box.track_id(data, trak))
+        scale, _ = mp4box.timescale_and_duration(data, trak.child(b"mdia").child(b"mdhd"))
+        return Fraction(samples[-1]["duration"], scale) if samples else None
+    except (ValueError, KeyError):
+        return None
+
+
+def check_packets(report, tool, path, f):
+    began = time.monotonic()
+    kind = "exit" if not f["moov"] or f.get("nothing_listable") else "packets"
+    try:
+        ok, message, notes = packets_conformance.compare(os.path.basename(path), kind, path, tool)
+    except Exception as error:  # a crash of the comparison is a failure
+        ok, message, notes = False, f"script error: {error!r}", []
+    report.check(ok, "probe --packets --json vs ffprobe -ignore_editlist 1" +
+                 (" (nothing listable: exit 65)" if kind == "exit" else ""),
+                 "" if ok else message, time.monotonic() - began)
+    for n in notes:
+        report.note("known difference: " + n)
+
+
+def check_probe(report, tool, path, f):
+    began = time.monotonic()
+    if not f["moov"]:
+        out = run(tool, "probe", "--json", path)
+        refuses(report, "probe --json", out, 65, f["why"], began)
+        return
+    try:
+        notes = probe_check.check(tool, path)
+        report.check(True, "probe --json vs ffprobe streams", "", time.monotonic() - began)
+        for n in notes:
+            report.note(n)
+    except probe_check.CheckFailed as error:
+        report.check(False, "probe --json vs ffprobe streams", str(error)[:300], time.monotonic() - began)
+    except Exception as error:
+        report.check(False, "probe --json vs ffprobe streams", f"script error: {error!r}", time.monotonic() - began)
+
+
+def first_media_time(path, index_in_kind, handler):
+    """The first non-empty edit's media_time (media ticks) and the media timescale of the
+    n-th track with this handler, from mp4box.py."""
+    data, boxes, _ = walk_file(path)
+    traks = [t for t in mp4box.top(boxes, b"moov").children if t.kind == b"trak"
+             and mp4box.handler_type(data, t) == handler]
+    trak = traks[index_in_kind]
+    scale, _ = mp4box.timescale_and_duration(data, trak.child(b"mdia").child(b"mdhd"))
+    for entry in mp4box.edit_list(data, trak) or []:
+        if entry[1] >= 0:
+            return entry[1], scale
+    return 0, scale
+
+
+def ffmpeg_counts(path, streams):
+    """{(kind, n): frames or samples} FFmpeg decodes, per audio/video stream it has a
+    decoder for (attached pictures aside), and FFmpeg's messages."""
+    counts, messages = {}, []
+    n = {"audio": 0, "video": 0}
+    for s in streams:
+        kind = s.get("codec_type")
+        if kind not in n or (s.get("disposition") or {}).get("attached_pic"):
+            continue
+        key = (kind, n[kind])
+        n[kind] += 1
+        if s.get("codec_name") in (None, "unknown"):
+            continue
+        opts = ["-c:a", "pcm_s16le"] if kind == "audio" else ["-c:v", "rawvideo", "-pix_fmt", "yuv420p"]
+        out = run("ffmpeg", "-nostdin", "-v", "error", "-i", path, "-map", f"0:{s['index']}", *opts,
+                  "-f", "framecrc", "-")
+        total = 0
+        for line in out.stdout.decode(errors="replace").splitlines():
+            if line and not line.startswith("#"):
+                fields = [x.strip() for x in line.split(",")]
+                total += int(fields[3]) if kind == "audio" else 1
+        counts[key] = total
+        if out.returncode != 0:
+            messages.append(f"{kind} {key[1]}: exit {out.returncode}")
+    return counts, messages
+
+
+def gst_counts(path, kinds):
+    """{(kind, 0): frames or samples} GStreamer 1.22 decodes of the first video and first
+    audio stream (qtdemux's video_0 / audio_0), or raises RuntimeError with its message."""
+    pipeline = ["gst-launch-1.0", "-v", "filesrc", "location=" + path, "!", "qtdemux", "name=d"]
+    queue = ["queue", "max-size-buffers=0", "max-size-bytes=0", "max-size-time=0"]
+    if "video" in kinds:
+        pipeline += ["d.video_0", "!", *queue, "!", "decodebin", "!", "fakesink", "name=vsink", "silent=false",
+                     "sync=false"]
+    if "audio" in kinds:
+        pipeline += ["d.audio_0", "!", *queue, "!", "decodebin", "!", "audioconvert", "!",
+                     "audio/x-raw,format=S16LE,channels=1", "!", "fakesink", "name=asink", "silent=false",
+                     "sync=false"]
+    out = run(*pipeline, timeout=300)
+    text = out.stdout.decode(errors="replace")
+    err = out.stderr.decode(errors="replace") + text
+    if out.returncode != 0 or "ERROR" in err:
+        line = next((l for l in err.splitlines() if "ERROR" in l or "missing" in l.lower()), err.strip()[-200:])
+        raise RuntimeError(line.strip()[:240])
+    counts = {}
+    if "video" in kinds:
+        counts[("video", 0)] = len(re.findall(r"vsink: last-message = chain", text))
+    if "audio" in kinds:
+        counts[("audio", 0)] = sum(int(b) for b in re.findall(r"asink: last-message = chain .*?\((\d+) bytes", text)) // 2
+    return counts
+
+
+def container_ext(f):
+    return ".mov" if f.get("brand") in (None, b"qt  ") else ".mp4"
+
+
+def check_remux(report, tool, path, f, tmp):
+    began = time.monotonic()
+    out_path = os.path.join(tmp, "remux" + container_ext(f))
+    out = run(tool, "remux", path, out_path, "--overwrite", "--quiet")
+    if not f["moov"] or f.get("truncated"):
+        why = f["why"] if not f["moov"] else ("truncated: " + (f["cut_box"] or "samples past the end of the file"))
+        refuses(report, "remux", out, 65, why, began)
+        return
+    stderr = out.stderr.decode(errors="replace").strip()
+    if out.returncode != 0:
+        report.check(False, "remux", f"exit {out.returncode}: {stderr[:200]}", time.monotonic() - began)
+        return
+    theirs, in_streams = packets(path, ignore_editlist=True)
+    mine, out_streams = packets(out_path, ignore_editlist=True)
+    tracks_in = [s for s in in_streams if not (s.get("disposition") or {}).get("attached_pic")]
+    tracks_out = [s for s in out_streams if not (s.get("disposition") or {}).get("attached_pic")]
+    dropped = [l for l in stderr.splitlines() if "dropped" in l]
+    problems, notes = [], []
+    # Map kept tracks in order: the input's streams, less those a warning names as dropped.
+    kept = list(tracks_in)
+    if len(tracks_out) != len(tracks_in):
+        named = len(dropped)
+        if named != len(tracks_in) - len(tracks_out):
+            problems.append(f"{len(tracks_out)} tracks out of {len(tracks_in)}, {named} named as dropped")
+        else:
+            notes.append("dropped with a warning: " + "; ".join(l.split(": ", 2)[-1] for l in dropped))
+            drop_tags = [re.search(r"\(([^)]*)\)", l).group(1) for l in dropped if re.search(r"\(([^)]*)\)", l)]
+            kept = []
+            for s in tracks_in:
+                tag = s.get("codec_tag_string", "").strip()
+                if tag in [t.strip() for t in drop_tags]:
+                    drop_tags.remove(next(t for t in drop_tags if t.strip() == tag))
+                    continue
+                kept.append(s)
+    compared = 0
+    in_fragmented = fragmented(path)
+    frag_durations = 0
+    for a, b in zip(kept, tracks_out):
+        pa, pb = theirs.get(a["index"], []), mine.get(b["index"], [])
+        label = f"track {a.get('id')} ({a.get('codec_tag_string')})"
+        if a.get("codec_tag_string") != b.get("codec_tag_string") and not (
+                a.get("codec_type") == "audio" and b.get("codec_name") == a.get("codec_name")):
+            problems.append(f"{label} became {b.get('codec_tag_string')}")
+            continue
+        if len(pa) != len(pb):
+            problems.append(f"{label}: {len(pb)} packets, the input {len(pa)}")
+            continue
+        shift = None
+        for i, (x, y) in enumerate(zip(pa, pb)):
+            if x == y:
+                continue
+            same_but_pts = x[1:] == y[1:] and x[0] is not None and y[0] is not None
+            if same_but_pts and (shift is None or y[0] - x[0] == shift):
+                shift = y[0] - x[0]
+                continue
+            fields = [n for n, p, q in zip(("pts", "dts", "duration", "size", "crc", "flags"), x, y) if p != q]
+            if fields == ["duration"] and in_fragmented:
+                # FFmpeg 5.1's packet durations in fragments are not always the trun's
+                # (packets-conformance.py): the input's is then its next dts minus this one.
+                derived = pa[i + 1][1] - x[1] if i + 1 < len(pa) else None
+                if derived is None or y[2] == derived:
+                    frag_durations += 1
+                    continue
+            problems.append(f"{label} packet {i} {','.join(fields)}: input {x}, ours {y}")
+            break
+        else:
+            if shift:
+                # Negative composition offsets written non-negative (README): every pts
+                # moved by the same S, and the first edit's media_time with them.
+                kind = {"video": b"vide", "audio": b"soun"}.get(a.get("codec_type"))
+                try:
+                    n_in = [s for s in tracks_in if s.get("codec_type") == a.get("codec_type")].index(a)
+                    n_out = [s for s in tracks_out if s.get("codec_type") == b.get("codec_type")].index(b)
+                    mt_in = Fraction(*first_media_time(path, n_in, kind))
+                    mt_out = Fraction(*first_media_time(out_path, n_out, kind))
+                except (ValueError, IndexError, TypeError, ZeroDivisionError):
+                    mt_in, mt_out = None, None
+                if mt_in is None or mt_out != mt_in + shift:
+                    problems.append(f"{label}: every pts moved by {shift} but the edit's media_time went "
+                                    f"{mt_in} -> {mt_out}")
+                else:
+                    notes.append(f"known difference: {label}: composition offsets written non-negative, every pts "
+                                 f"+{shift} and the edit's media_time {mt_in} -> {mt_out}")
+        compared += 1
+    if frag_durations:
+        notes.append(f"known difference: {frag_durations} packet duration(s) of the fragmented input that FFmpeg 5.1 "
+                     "does not give as the trun's; checked against its next dts")
+    report.check(not problems, f"remux{container_ext(f)}: {compared} track(s) with the input's packets "
+                 "(ffprobe -ignore_editlist 1, CRC-32)", "; ".join(problems[:3]), time.monotonic() - began)
+    for n in notes:
+        report.note(n)
+    if problems:
+        return
+    decode_checks(report, path, out_path, f, in_streams, out_streams)
+
+
+def decode_checks(report, path, out_path, f, in_streams, out_streams):
+    enc = any(t["encrypted"] for t in f["tracks"] if t["handler"] in (b"vide", b"soun"))
+    # FFmpeg.
+    began = time.monotonic()
+    if enc:
+        report.skip("remux: FFmpeg decode", "encrypted track: no key, nothing to decode")
+    else:
+        a, ma = ffmpeg_counts(path, in_streams)
+        b, mb = ffmpeg_counts(out_path, out_streams)
+        if not a:
+            report.skip("remux: FFmpeg decode", "FFmpeg has no decoder for any audio or video stream here")
+        else:
+            ok = a == b
+            text = ", ".join(f"{k} {n}: {v}" for (k, n), v in sorted(a.items()))
+            report.check(ok, f"remux: FFmpeg decodes as much as of the input ({text})",
+                         "" if ok else f"input {a}, output {b}" + (f"; {ma + mb}" if ma or mb else ""),
+                         time.monotonic() - began)
+    # GStreamer.
+    began = time.monotonic()
+    kinds = {s.get("codec_type") for s in in_streams if not (s.get("disposition") or {}).get("attached_pic")}
+    kinds &= {"audio", "video"}
+    if enc:
+        report.skip("remux: GStreamer decode", "encrypted track: no key, nothing to decode")
+        return
+    if not kinds:
+        report.skip("remux: GStreamer decode", "no audio or video stream")
+        return
+    try:
+        a = gst_counts(path, kinds)
+    except (RuntimeError, subprocess.TimeoutExpired) as error:
+        # A decoder GStreamer lacks here (AV1, DTS:X, IAMF, AC-4...): the input itself does
+        # not play in it; retry with the stream it can play, else skip.
+        a, why = None, str(error)
+        for kind in sorted(kinds):
+            try:
+                a = gst_counts(path, {kind})
+                kinds = {kind}
+                report.skip(f"remux: GStreamer decode of the {({'audio', 'video'} - {kind}).pop()}",
+                            f"GStreamer cannot play it in the input either: {why[:160]}")
+                break
+            except (RuntimeError, subprocess.TimeoutExpired):
+                continue
+        if a is None:
+            report.skip("remux: GStreamer decode", f"GStreamer cannot play the input: {why[:160]}")
+            return
+    try:
+        b = gst_counts(out_path, kinds)
+    except (RuntimeError, subprocess.TimeoutExpired) as error:
+        report.check(False, "remux: GStreamer decodes the output", str(error), time.monotonic() - began)
+        return
+    problems, allowed = [], []
+    for key, want in sorted(a.items()):
+        got = b.get(key, 0)
+        if got == want:
+            continue
+        kind = key[0]
+        # GStreamer 1.22 ends a stream early by up to its first edit's media_time (fixed
+        # upstream): allowed in the output, by at most that many frames or samples.
+        try:
+            media_time, scale = first_media_time(out_path, 0, b"vide" if kind == "video" else b"soun")
+        except (ValueError, IndexError):
+            media_time, scale = 0, 1
+        if kind == "audio":
+            rate = next((int(s["sample_rate"]) for s in out_streams if s.get("codec_type") == "audio"), scale)
+            slack = -(-media_time * rate // scale)
+        else:
+            fps = next((s.get("avg_frame_rate") for s in out_streams if s.get("codec_type") == "video"), "0/1")
+            num, den = (int(x) for x in fps.split("/")) if "/" in fps else (0, 1)
+            slack = -(-media_time * num // (scale * den)) if den and num else 0
+        if want - slack <= got < want:
+            allowed.append(f"{kind}: {got} of {want} (GStreamer 1.22 ends early by up to the edit's media_time, "
+                           f"{media_time}/{scale} s = {slack})")
+        else:
+            problems.append(f"{kind}: output {got}, input {want}")
+    text = ", ".join(f"{k} {n}: {v}" for (k, n), v in sorted(a.items()))
+    report.check(not problems, f"remux: GStreamer decodes as much as of the input ({text})",
+                 "; ".join(problems), time.monotonic() - began)
+    for n in allowed:
+        report.note("allowed: " + n)
+
+
+# --- Inputs ---------------------------------------------------------------------------
+
+def segment_track_ids(data, boxes):
+    ids = set()
+    for moof in (b for b in boxes if b.kind == b"moof"):
+        for traf in (c for c in moof.children if c.kind == b"traf"):
+            ids.add(mp4box.u32(data, traf.child(b"tfhd").payload + 4))
+    return ids
+
+
+def init_of(seg_path, names):
+    """The init segment of a media segment, by class (see the docstring), or None."""
+    data, boxes, _ = walk_file(seg_path)
+    if boxes is None or any(b.kind == b"moov" for b in boxes) or not any(b.kind == b"moof" for b in boxes):
+        return None
+    ids = segment_track_ids(data, boxes)
+    indexes = mp4box.segment_indexes(data, boxes)
+    found = []
+    for name in names:
+        path = os.path.join(CORPUS, name)
+        if path == seg_path:
+            continue
+        idata, iboxes, _ = walk_file(path)
+        if iboxes is None or any(b.kind == b"moof" for b in iboxes):
+            continue
+        try:
+            moov = mp4box.top(iboxes, b"moov")
+            if not any(c.kind == b"mvex" for c in moov.children):
+                continue
+            traks = [c for c in moov.children if c.kind == b"trak"]
+            if {mp4box.track_id(idata, t) for t in traks} != ids or any(mp4box.table_samples(idata, t) for t in traks):
+                continue
+            # The segment's trun durations, in the init's timescale, last what its sidx
+            # says (in the sidx's own timescale).
+            joined = idata + data
+            jboxes = mp4box.read_tree(joined, trailing_ok=True, truncated_ok=True)
+            fits = True
+            for x in indexes:
+                trak = next(t for t in traks if mp4box.track_id(idata, t) == x["reference_id"])
+                scale, _ = mp4box.timescale_and_duration(idata, trak.child(b"mdia").child(b"mdhd"))
+                total = sum(s["duration"] for s in mp4box.fragment_samples(joined, jboxes, x["reference_id"]))
+                said = sum(x["subsegment_durations"]) / x["timescale"]
+                fits &= abs(total / scale - said) <= 1 / x["timescale"] + 0.001
+            if fits:
+                found.append(name)
+        except (ValueError, KeyError, StopIteration, struct.error, IndexError):
+            continue
+    return found[0] if len(found) == 1 else None
+
+
+def check_input(tool, label, path, tmp_root):
+    report = Report(label)
+    tmp = tempfile.mkdtemp(dir=tmp_root)
+    try:
+        f = facts(path)
+        streams = ffprobe_streams(path)
+        check_extraction(report, tool, path, f, streams, tmp)
+        check_packets(report, tool, path, f)
+        check_probe(report, tool, path, f)
+        check_remux(report, tool, path, f, tmp)
+    except Exception as error:  # a crash of the script is a failure, not a pass
+        report.check(False, "script", repr(error))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return report
+
+
+def main():
+    tool = os.environ.get("EXTRACT_AUDIO")
+    if not tool:
+        build = run("swift", "build", "-c", "release", "-q", cwd=ROOT, timeout=1800)
+        if build.returncode != 0:
+            print(build.stdout.decode() + build.stderr.decode())
+            print("0 passed, 1 failed")
+            return 1
+        bindir = run("swift", "build", "-c", "release", "--show-bin-path", cwd=ROOT).stdout.decode().strip()
+        tool = os.path.join(bindir, "extract-audio")
+    if not os.path.isdir(CORPUS):
+        print(f"FAIL the corpus folder {CORPUS} is missing")
+        print("0 passed, 1 failed")
+        return 1
+    names = sorted(n for n in os.listdir(CORPUS) if os.path.isfile(os.path.join(CORPUS, n))
+                   and not n.endswith((".tsv", ".md")))
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs = [(n, os.path.join(CORPUS, n)) for n in names]
+        for n in names:
+            init = init_of(os.path.join(CORPUS, n), names)
+            if init:
+                joined = os.path.join(tmp, f"{init}+{n}")
+                with open(joined, "wb") as out:
+                    for part in (init, n):
+                        with open(os.path.join(CORPUS, part), "rb") as f:
+                            shutil.copyfileobj(f, out)
+                inputs.append((f"{init}+{n}", joined))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            jobs = [pool.submit(check_input, tool, label, path, tmp) for label, path in inputs]
+            for job in jobs:
+                for line in job.result().lines:
+                    print(line, flush=True)
+    print(f"-- {len(inputs)} inputs in {time.monotonic() - started:.0f} s")
+    print(f"{results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
