@@ -54,7 +54,7 @@ public struct RemuxResult: Sendable {
         public var presentedTicks: UInt64 = 0
         /// How far the written edits' durations are from the exact ones, at worst, in
         /// seconds: they count in the output's movie timescale, which cannot always be a
-        /// multiple of every track's (``ISOBMFF/movieTimescale(forTracksOf:)``).
+        /// multiple of every track's (ISOBMFF's `movieTimescale(forTracksOf:)`).
         public var editRounding: Double = 0
     }
 

@@ -162,7 +162,7 @@ public struct TrackPresentation: Sendable, Equatable {
     }
 
     /// The presentation of `track`, whose samples last `mediaDuration` ticks; `gapless` as in
-    /// ``init(editList:movieTimescale:mediaTimescale:mediaDuration:path:gapless:)``.
+    /// ``init(editList:movieTimescale:mediaTimescale:mediaDuration:path:gapless:mediaEnd:isFragmented:)``.
     public init(track: Track, movieTimescale: UInt32, mediaDuration: UInt64, gapless: GaplessInfo? = nil,
                 mediaEnd: UInt64? = nil, isFragmented: Bool = false) {
         self.init(editList: track.editList, movieTimescale: movieTimescale,

@@ -249,7 +249,7 @@ public struct SampleTableWriter: Sendable {
     }
 
     /// The `stsz` box: a constant size when all sizes are equal (and not 0). What the
-    /// reader's tables hold; the writer decides per track (``write(sampleSizesTo:allowingConstantSize:)``).
+    /// reader's tables hold; the writer decides per track (`write(sampleSizesTo:allowingConstantSize:)`).
     public var sampleSizeBox: SampleSizeBox {
         if let constantSize { return SampleSizeBox(constantSize: constantSize, sampleCount: UInt32(count)) }
         return SampleSizeBox(sizes: sampleSizes)
