@@ -192,9 +192,8 @@ extension AudioExtractor {
             } catch {
                 report.extractionProblem = "\(error)"
                 if let parsed = try? AudioSampleEntry(parsing: entry, quickTimeLayout: movie.usesQuickTimeLayout) {
-                    report.sampleRate = parsed.sampleRateV2.flatMap { Int(exactly: $0.rounded()) }
-                        ?? Int(parsed.sampleRate >> 16)
-                    report.channelCount = Int(parsed.channelCountV2 ?? UInt32(parsed.channelCount))
+                    (report.sampleRate, report.channelCount) = Self.entryFields(
+                        parsed, format: entry.format, mediaTimescale: track.mediaHeader.timescale)
                 }
             }
             report.primingSamples = Int(clamping: presentation.priming)
@@ -209,6 +208,27 @@ extension AudioExtractor {
             if let size = VideoCodec.size(format: entry.format, entry: entry.bytes) { (report.width, report.height) = size }
         }
         return report
+    }
+}
+
+extension AudioExtractor {
+    /// The sample rate and channel count of an audio entry whose codec extraction does not
+    /// read (AMR, IAMF, PCM, …), from the entry's fields, with two fixes FFmpeg applies too
+    /// (`mov_finalize_stsd_codec`): AMR is mono at a fixed rate, whatever the entry's template
+    /// fields say (3GPP TS 26.244 § 6.5: `samr` and `sawb` carry ChannelCount 2, which is
+    /// ignored; AMR-NB is 8000 Hz, AMR-WB 16000 Hz), and a rate field of 0 (an `iamf` entry:
+    /// the rate is in its configuration OBUs) is the media timescale.
+    static func entryFields(_ entry: AudioSampleEntry, format: FourCC, mediaTimescale: UInt32)
+        -> (sampleRate: Int, channels: Int)
+    {
+        switch format {
+        case "samr": return (8000, 1)
+        case "sawb": return (16000, 1)
+        default: break
+        }
+        let rate = entry.sampleRateV2.flatMap { Int(exactly: $0.rounded()) } ?? Int(entry.sampleRate >> 16)
+        let channels = Int(entry.channelCountV2 ?? UInt32(entry.channelCount))
+        return (rate == 0 && mediaTimescale > 1 ? Int(mediaTimescale) : rate, channels)
     }
 }
 
