@@ -59,6 +59,32 @@ final class ProbeFFprobeTests: XCTestCase {
         return (start...(bytes.count - needle.count)).first { Array(bytes[$0..<$0 + needle.count]) == needle }
     }
 
+    /// A video with B-frames whose edit list skips the composition delay: the edit presents
+    /// up to the last frame's presentation end, after the decode times end. ffprobe: 1.0 s;
+    /// probe said 0.92 s (the decode times' end minus the edit's media time).
+    func testBFrameVideoLastsUntilItsLastFrameIsPresented() throws {
+        let path = fixture("video-bframes.mp4")
+        let ours = try XCTUnwrap(probedTracks(path)[1]?["duration"] as? Double)
+        let theirs = try XCTUnwrap((ffprobeStreams(path)[1]?["duration"] as? String).flatMap(Double.init))
+        XCTAssertEqual(ours, theirs, accuracy: 0.5e-6)
+    }
+
+    /// A track whose samples all last 0 ticks (a GoPro `fdsc` track): the mdhd duration stands,
+    /// as ffprobe keeps it, where probe said 0.
+    func testSamplesOfZeroTicksLeaveTheMediaHeadersDuration() throws {
+        let path = try patchedCopy(of: "video-only.mp4", as: "zero-ticks.mp4") { bytes in
+            let stts = try position(of: "stts", after: "stbl", in: bytes)
+            let count = bytes[stts + 8..<stts + 12].reduce(0) { $0 << 8 | Int($1) }
+            for entry in 0..<count {
+                for byte in 0..<4 { bytes[stts + 12 + 8 * entry + 4 + byte] = 0 }
+            }
+        }
+        let ours = try XCTUnwrap(probedTracks(path)[1]?["duration"] as? Double)
+        let theirs = try XCTUnwrap((ffprobeStreams(path)[1]?["duration"] as? String).flatMap(Double.init))
+        XCTAssertGreaterThan(theirs, 0)
+        XCTAssertEqual(ours, theirs, accuracy: 0.5e-6)
+    }
+
     /// AMR (3GPP TS 26.244): the `samr`/`sawb` entry's channel count is a template 2; AMR is
     /// mono, 8000 Hz (NB) or 16000 Hz (WB), as ffprobe says. FFmpeg writes the 2 when it
     /// muxes AMR into 3GP; the raw AMR frames are silence of the 12.2 (NB) and 23.85 kb/s
