@@ -69,9 +69,13 @@ remux (`remux IN OUT.mp4`, `.mov` when the input is QuickTime: brand `qt  ` or n
 
 Prints one line per input and command, `ok`/`FAIL`/`skipped (reason)` with the time the step
 took, and `N passed, M failed` last; exits 1 on any failure. Set EXTRACT_AUDIO to a built
-binary to skip the release build; inputs run two at a time.
+binary to skip the release build; inputs run two at a time. To run part of it: CORPUS_FILES,
+comma-separated globs matched against the input names (`sp_bear_*,*.mov`; an init and its
+segment are "INIT+SEGMENT"), and CORPUS_ONLY, a comma-separated list of the commands to
+check (extract, packets, probe, remux).
 """
 import concurrent.futures
+import fnmatch
 import importlib.util
 import json
 import os
@@ -676,16 +680,29 @@ def init_of(seg_path, names):
     return found[0] if len(found) == 1 else None
 
 
+COMMANDS = {"extract", "packets", "probe", "remux"}
+ONLY = {c.strip() for c in os.environ.get("CORPUS_ONLY", "").split(",") if c.strip()}
+FILES = [g.strip() for g in os.environ.get("CORPUS_FILES", "").split(",") if g.strip()]
+
+
+def wanted(command):
+    return not ONLY or command in ONLY
+
+
 def check_input(tool, label, path, tmp_root):
     report = Report(label)
     tmp = tempfile.mkdtemp(dir=tmp_root)
     try:
         f = facts(path)
         streams = ffprobe_streams(path)
-        check_extraction(report, tool, path, f, streams, tmp)
-        check_packets(report, tool, path, f)
-        check_probe(report, tool, path, f)
-        check_remux(report, tool, path, f, tmp)
+        if wanted("extract"):
+            check_extraction(report, tool, path, f, streams, tmp)
+        if wanted("packets"):
+            check_packets(report, tool, path, f)
+        if wanted("probe"):
+            check_probe(report, tool, path, f)
+        if wanted("remux"):
+            check_remux(report, tool, path, f, tmp)
     except Exception as error:  # a crash of the script is a failure, not a pass
         report.check(False, "script", repr(error))
     finally:
@@ -707,6 +724,11 @@ def main():
         print(f"FAIL the corpus folder {CORPUS} is missing")
         print("0 passed, 1 failed")
         return 1
+    if ONLY - COMMANDS:
+        print(f"FAIL CORPUS_ONLY names no command: {', '.join(sorted(ONLY - COMMANDS))} "
+              f"(commands: {', '.join(sorted(COMMANDS))})")
+        print("0 passed, 1 failed")
+        return 1
     names = sorted(n for n in os.listdir(CORPUS) if os.path.isfile(os.path.join(CORPUS, n))
                    and not n.endswith((".tsv", ".md")))
     started = time.monotonic()
@@ -721,6 +743,8 @@ def main():
                         with open(os.path.join(CORPUS, part), "rb") as f:
                             shutil.copyfileobj(f, out)
                 inputs.append((f"{init}+{n}", joined))
+        if FILES:
+            inputs = [(label, path) for label, path in inputs if any(fnmatch.fnmatch(label, g) for g in FILES)]
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
             jobs = [pool.submit(check_input, tool, label, path, tmp) for label, path in inputs]
             for job in jobs:
