@@ -31,6 +31,8 @@ with the Swift reader):
   - Fragments with negative trun composition offsets: FFmpeg 5.1 presents every sample
     later by the largest of them (its dts_shift, added to pts since the dts are the
     tfdt's). Checked: ffprobe's pts minus ours is exactly that, for every sample.
+  - Data streams: libavformat marks every packet a key frame (compute_pkt_fields); ours
+    is stss's. Checked: a sample it marks that we do not is not in stss.
   - H.264 key frames: FFmpeg's parser also marks a non-IDR I picture a key frame when the
     SPS allows one reference frame (h264_parser.c, "heuristic to detect non marked
     keyframes"); ours is stss's. Checked: the sample's first slice is a non-IDR I slice,
@@ -227,6 +229,18 @@ def trun_minimum_offset(path, track_id):
                         least = min(least, struct.unpack_from(">i" if version == 1 else ">I", data, position)[0])
                         position += 4
     return least
+
+
+def sync_samples(path, track_id):
+    """The 1-based sample numbers of a track's stss, or None without one (all samples sync)."""
+    data = open(path, "rb").read()
+    moov = mp4box.top(tree(data), b"moov")
+    for trak in (c for c in moov.children if c.kind == b"trak"):
+        if mp4box.track_id(data, trak) == track_id:
+            for stss in (c for c in mp4box.stbl_of(trak).children if c.kind == b"stss"):
+                count = mp4box.u32(data, stss.payload + 4)
+                return set(struct.unpack_from(f">{count}I", data, stss.payload + 8))
+    return None
 
 
 def has_ctts(path, track_id):
@@ -461,6 +475,8 @@ def compare(name, kind, path, binary):
         ctts = not fragmented and has_ctts(path, track_id)
         pts_shift = None
         shifted = 0
+        stss = None
+        data_keys = 0
         for i, (g, w) in enumerate(zip(got, want)):
             for field in FIELDS:
                 if g[field] == w[field]:
@@ -502,6 +518,16 @@ def compare(name, kind, path, binary):
                     # dts_shift), the dts staying the tfdt's; ours is the file's pts.
                     shifted += 1
                     continue
+                if field == "sync" and w[field] and not g[field] and track.get("type") == "data" \
+                        and not fragmented:
+                    # libavformat marks every packet of a data stream a key frame
+                    # (compute_pkt_fields: "codec_type == AVMEDIA_TYPE_DATA || is_intra_only");
+                    # ours is the file's stss. Checked against mp4box.py's reading of it.
+                    if stss is None:
+                        stss = sync_samples(path, track_id)
+                    if stss is not None and i + 1 not in stss:
+                        data_keys += 1
+                        continue
                 if field == "sync" and w[field] and not g[field] and track["codec"] == "h264" \
                         and h264_parser_key_frame(path, track_id, g["offset"], g["size"]):
                     # FFmpeg's H.264 parser marks a non-IDR I picture a key frame when the
@@ -514,6 +540,9 @@ def compare(name, kind, path, binary):
                 break
             if len(problems) > 3:
                 break
+        if data_keys:
+            notes.append(f"track {track_id}: {data_keys} sample(s) key for FFmpeg, which marks every packet of a "
+                         "data stream so; not in stss")
         if shifted:
             notes.append(f"track {track_id}: {shifted} sample(s) presented {pts_shift} ticks later by FFmpeg, the "
                          "largest negative trun composition offset (its dts_shift in fragments); ours the file's pts")
