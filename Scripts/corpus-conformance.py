@@ -74,9 +74,10 @@ remux (`remux IN OUT.mp4`, `.mov` when the input is QuickTime: brand `qt  ` or n
 
 Prints one line per input and command, `ok`/`FAIL`/`skipped (reason)` with the time the step
 took, and `N passed, M failed` last; exits 1 on any failure. Set EXTRACT_AUDIO to a built
-binary to skip the release build; inputs run two at a time. CORPUS_FILES=GLOB keeps the inputs
-whose name (or a part of an INIT+SEGMENT name) matches; CORPUS_ONLY=extract,packets,probe,remux
-runs only those commands.
+binary to skip the release build; inputs run two at a time. To run part of it: CORPUS_FILES,
+comma-separated globs matched against the input names (`sp_bear_*,*.mov`; an init and its
+segment are "INIT+SEGMENT"), and CORPUS_ONLY, a comma-separated list of the commands to
+check (extract, packets, probe, remux).
 """
 import concurrent.futures
 import fnmatch
@@ -895,20 +896,28 @@ def init_of(seg_path, names):
     return found[0] if len(found) == 1 else None
 
 
+COMMANDS = {"extract", "packets", "probe", "remux"}
+ONLY = {c.strip() for c in os.environ.get("CORPUS_ONLY", "").split(",") if c.strip()}
+FILES = [g.strip() for g in os.environ.get("CORPUS_FILES", "").split(",") if g.strip()]
+
+
+def wanted(command):
+    return not ONLY or command in ONLY
+
+
 def check_input(tool, label, path, tmp_root):
     report = Report(label)
     tmp = tempfile.mkdtemp(dir=tmp_root)
     try:
         f = facts(path)
         streams = ffprobe_streams(path)
-        only = set(filter(None, os.environ.get("CORPUS_ONLY", "").split(",")))
-        if not only or "extract" in only:
+        if wanted("extract"):
             check_extraction(report, tool, path, f, streams, tmp)
-        if not only or "packets" in only:
+        if wanted("packets"):
             check_packets(report, tool, path, f)
-        if not only or "probe" in only:
+        if wanted("probe"):
             check_probe(report, tool, path, f)
-        if not only or "remux" in only:
+        if wanted("remux"):
             check_remux(report, tool, path, f, tmp)
     except Exception as error:  # a crash of the script is a failure, not a pass
         report.check(False, "script", repr(error))
@@ -931,6 +940,11 @@ def main():
         print(f"FAIL the corpus folder {CORPUS} is missing")
         print("0 passed, 1 failed")
         return 1
+    if ONLY - COMMANDS:
+        print(f"FAIL CORPUS_ONLY names no command: {', '.join(sorted(ONLY - COMMANDS))} "
+              f"(commands: {', '.join(sorted(COMMANDS))})")
+        print("0 passed, 1 failed")
+        return 1
     names = sorted(n for n in os.listdir(CORPUS) if os.path.isfile(os.path.join(CORPUS, n))
                    and not n.endswith((".tsv", ".md")))
     started = time.monotonic()
@@ -945,10 +959,8 @@ def main():
                         with open(os.path.join(CORPUS, part), "rb") as f:
                             shutil.copyfileobj(f, out)
                 inputs.append((f"{init}+{n}", joined))
-        pattern = os.environ.get("CORPUS_FILES")
-        if pattern:
-            inputs = [(label, p) for label, p in inputs
-                      if any(fnmatch.fnmatch(part, pattern) for part in [label, *label.split("+")])]
+        if FILES:
+            inputs = [(label, path) for label, path in inputs if any(fnmatch.fnmatch(label, g) for g in FILES)]
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
             jobs = [pool.submit(check_input, tool, label, path, tmp) for label, path in inputs]
             for job in jobs:

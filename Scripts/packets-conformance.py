@@ -19,7 +19,24 @@ with the Swift reader):
     ffprobe's next dts minus this one, and for the track's last sample against the
     trun/tfhd/trex duration mp4box.py reads.
   - A chapter track (tref/chap): FFmpeg reads it as chapters, not as a stream. Checked
-    against mp4box.py's table.
+    against mp4box.py's table. A chapter track of images is an attached picture with
+    timed thumbnails for ffprobe (one packet, its first image, without timestamps): a
+    track without packets, checked the same way; cover art (attached pictures without
+    a track) is left out.
+  - Packet durations FFmpeg 5.1 does not take from stts (mov_read_packet sets one only in a
+    track without ctts: the next sample's dts minus this one, for the last sample its
+    stream duration minus its dts, unset when negative; in a track with ctts ffprobe
+    prints libavformat's guess from the frame rate). Checked: ffprobe's last duration is
+    that formula, and ours equals mp4box.py's stts.
+  - Fragments with negative trun composition offsets: FFmpeg 5.1 presents every sample
+    later by the largest of them (its dts_shift, added to pts since the dts are the
+    tfdt's). Checked: ffprobe's pts minus ours is exactly that, for every sample.
+  - Data streams: libavformat marks every packet a key frame (compute_pkt_fields); ours
+    is stss's. Checked: a sample it marks that we do not is not in stss.
+  - H.264 key frames: FFmpeg's parser also marks a non-IDR I picture a key frame when the
+    SPS allows one reference frame (h264_parser.c, "heuristic to detect non marked
+    keyframes"); ours is stss's. Checked: the sample's first slice is a non-IDR I slice,
+    the only SPS has max_num_ref_frames <= 1 and the only PPS one default reference.
   - External data references (dref without the self-contained flag): FFmpeg's pos is an
     offset in another file; ours too, but FFmpeg reads no packets when the file is
     missing. Checked against mp4box.py's table.
@@ -98,14 +115,24 @@ def ffprobe(path):
     if result.returncode != 0:
         return None
     data = json.loads(result.stdout or "{}")
-    streams = {s["index"]: s for s in data.get("streams", []) if "id" in s}
+    # Cover art (a covr item) is an attached picture without a track; a chapter track of
+    # images is an attached picture with timed thumbnails, whose one packet is its first
+    # image without timestamps (FFmpeg reads the track as chapters): a track with no
+    # packets, checked as other chapter tracks are.
+    def disposition(stream, key):
+        return (stream.get("disposition") or {}).get(key)
+    streams = {s["index"]: s for s in data.get("streams", [])
+               if "id" in s and not (disposition(s, "attached_pic") and not disposition(s, "timed_thumbnails"))}
     tracks = {}
     if not streams:
         return None
     for stream in streams.values():
-        tracks[int(stream["id"], 16)] = {"codec": stream.get("codec_name", ""), "packets": []}
+        tracks[int(stream["id"], 16)] = {"codec": stream.get("codec_name", ""), "packets": [],
+                                         "duration_ts": stream.get("duration_ts"), "type": stream.get("codec_type")}
     for packet in data.get("packets", []):
-        stream = streams[packet["stream_index"]]
+        stream = streams.get(packet["stream_index"])
+        if stream is None or disposition(stream, "attached_pic"):
+            continue
         tracks[int(stream["id"], 16)]["packets"].append({
             "dts": int(packet["dts"]), "pts": int(packet["pts"]), "duration": int(packet.get("duration", 0)),
             "size": int(packet["size"]), "offset": int(packet["pos"]), "sync": "K" in packet["flags"]})
@@ -180,6 +207,177 @@ def chapter_track(path, track_id):
             if kind == b"chap" and track_id in struct.unpack_from(f">{(size - 8) // 4}I", data, position + 8):
                 return True
             position += size
+    return False
+
+
+def trun_minimum_offset(path, track_id):
+    """The least sample composition offset of a track's trun boxes (signed in version 1)."""
+    data = open(path, "rb").read()
+    least = 0
+    for moof in (b for b in tree(data) if b.kind == b"moof"):
+        for traf in (c for c in moof.children if c.kind == b"traf"):
+            if mp4box.u32(data, traf.child(b"tfhd").payload + 4) != track_id:
+                continue
+            for trun in (c for c in traf.children if c.kind == b"trun"):
+                version = data[trun.payload]
+                flags = mp4box.full_box_flags(data, trun)
+                count = mp4box.u32(data, trun.payload + 4)
+                position = trun.payload + 8 + (4 if flags & 1 else 0) + (4 if flags & 4 else 0)
+                for _ in range(count):
+                    position += 4 * bool(flags & 0x100) + 4 * bool(flags & 0x200) + 4 * bool(flags & 0x400)
+                    if flags & 0x800:
+                        least = min(least, struct.unpack_from(">i" if version == 1 else ">I", data, position)[0])
+                        position += 4
+    return least
+
+
+def sync_samples(path, track_id):
+    """The 1-based sample numbers of a track's stss, or None without one (all samples sync)."""
+    data = open(path, "rb").read()
+    moov = mp4box.top(tree(data), b"moov")
+    for trak in (c for c in moov.children if c.kind == b"trak"):
+        if mp4box.track_id(data, trak) == track_id:
+            for stss in (c for c in mp4box.stbl_of(trak).children if c.kind == b"stss"):
+                count = mp4box.u32(data, stss.payload + 4)
+                return set(struct.unpack_from(f">{count}I", data, stss.payload + 8))
+    return None
+
+
+def has_ctts(path, track_id):
+    data = open(path, "rb").read()
+    moov = mp4box.top(tree(data), b"moov")
+    for trak in (c for c in moov.children if c.kind == b"trak"):
+        if mp4box.track_id(data, trak) == track_id:
+            return any(c.kind == b"ctts" for c in mp4box.stbl_of(trak).children)
+    return False
+
+
+class Bits:
+    """An RBSP's bits (emulation prevention bytes removed), Exp-Golomb codes."""
+
+    def __init__(self, nal):
+        self.bytes = bytearray()
+        zeros = 0
+        for byte in nal:
+            if zeros >= 2 and byte == 3:
+                zeros = 0
+                continue
+            zeros = zeros + 1 if byte == 0 else 0
+            self.bytes.append(byte)
+        self.position = 0
+
+    def bit(self):
+        value = self.bytes[self.position >> 3] >> (7 - (self.position & 7)) & 1
+        self.position += 1
+        return value
+
+    def bits(self, count):
+        value = 0
+        for _ in range(count):
+            value = value << 1 | self.bit()
+        return value
+
+    def ue(self):
+        zeros = 0
+        while not self.bit():
+            zeros += 1
+        return (1 << zeros) - 1 + self.bits(zeros)
+
+    def se(self):
+        value = self.ue()
+        return (value + 1) // 2 if value & 1 else -(value // 2)
+
+
+def avc_parameter_sets(data, trak):
+    """(SPS list, PPS list) of the first avcC of a trak, and its NAL length size."""
+    stsd = mp4box.stbl_of(trak).child(b"stsd")
+    entry = stsd.children[0]
+    position = data.find(b"avcC", entry.payload, entry.end) + 4
+    length_size = (data[position + 4] & 3) + 1
+    count = data[position + 5] & 31
+    position += 6
+    sps = []
+    for _ in range(count):
+        size = struct.unpack_from(">H", data, position)[0]
+        sps.append(data[position + 2:position + 2 + size])
+        position += 2 + size
+    pps = []
+    for _ in range(data[position]):
+        size = struct.unpack_from(">H", data, position + 1)[0]
+        pps.append(data[position + 3:position + 3 + size])
+        position += 2 + size
+    return sps, pps, length_size
+
+
+def sps_max_num_ref_frames(nal):
+    """max_num_ref_frames of an SPS NAL unit (ITU-T H.264 § 7.3.2.1.1)."""
+    bits = Bits(nal[1:])
+    profile = bits.bits(8)
+    bits.bits(16)  # constraint flags, level
+    bits.ue()  # seq_parameter_set_id
+    if profile in (100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135):
+        if bits.ue() == 3:  # chroma_format_idc
+            bits.bit()
+        bits.ue()
+        bits.ue()
+        bits.bit()
+        if bits.bit():  # seq_scaling_matrix_present_flag
+            for i in range(8):
+                if bits.bit():
+                    last, following = 8, 8
+                    for _ in range(16 if i < 6 else 64):
+                        if following:
+                            following = (last + bits.se() + 256) % 256
+                        last = following or last
+    bits.ue()  # log2_max_frame_num_minus4
+    poc_type = bits.ue()
+    if poc_type == 0:
+        bits.ue()
+    elif poc_type == 1:
+        bits.bit()
+        bits.se()
+        bits.se()
+        for _ in range(bits.ue()):
+            bits.se()
+    return bits.ue()
+
+
+def pps_ref_count_l0(nal):
+    """num_ref_idx_l0_default_active_minus1 + 1 of a PPS without slice groups, else None."""
+    bits = Bits(nal[1:])
+    bits.ue()
+    bits.ue()
+    bits.bit()
+    bits.bit()
+    if bits.ue():  # num_slice_groups_minus1
+        return None
+    return bits.ue() + 1
+
+
+def h264_parser_key_frame(path, track_id, offset, size):
+    """Whether FFmpeg's H.264 parser's heuristic makes this sample a key frame: its first
+    slice is a non-IDR I slice, and its SPS has max_num_ref_frames <= 1 and its PPS a
+    default of <= 1 reference in list 0 (the file's only SPS and PPS)."""
+    data = open(path, "rb").read()
+    moov = mp4box.top(tree(data), b"moov")
+    trak = next(t for t in (c for c in moov.children if c.kind == b"trak") if mp4box.track_id(data, t) == track_id)
+    sps, pps, length_size = avc_parameter_sets(data, trak)
+    if len(sps) != 1 or len(pps) != 1:
+        return False
+    if sps_max_num_ref_frames(sps[0]) > 1 or (pps_ref_count_l0(pps[0]) or 2) > 1:
+        return False
+    position = offset
+    while position + length_size < offset + size:
+        length = int.from_bytes(data[position:position + length_size], "big")
+        nal = data[position + length_size:position + length_size + length]
+        kind = nal[0] & 31
+        if kind == 5:
+            return False
+        if kind == 1:
+            bits = Bits(nal[1:8])
+            bits.ue()  # first_mb_in_slice
+            return bits.ue() in (2, 7)  # I
+        position += length_size + length
     return False
 
 
@@ -270,8 +468,15 @@ def compare(name, kind, path, binary):
         if len(got) != len(want):
             problems.append(f"track {track_id}: {len(got)} samples, ffprobe {len(want)}")
             continue
-        table = table_of(path, track_id) if fragmented else None
+        table = table_of(path, track_id)
         fragment_ends = 0
+        guessed = []
+        parser_keys = []
+        ctts = not fragmented and has_ctts(path, track_id)
+        pts_shift = None
+        shifted = 0
+        stss = None
+        data_keys = 0
         for i, (g, w) in enumerate(zip(got, want)):
             for field in FIELDS:
                 if g[field] == w[field]:
@@ -286,10 +491,68 @@ def compare(name, kind, path, binary):
                     if g[field] != derived:
                         problems.append(f"track {track_id} sample {i}: duration {g[field]}, the file's {derived}")
                     continue
+                if field == "duration" and (ctts or i == len(want) - 1) and i < len(table):
+                    # FFmpeg 5.1's mov_read_packet sets a packet's duration only in a track
+                    # without ctts, as the next sample's dts minus its own, for the last
+                    # sample its stream duration minus its dts (left unset, printed as none,
+                    # when that is negative); in a track with ctts it sets none and ffprobe
+                    # prints libavformat's guess (compute_pkt_fields: the frame rate). Ours
+                    # is the file's: checked against mp4box.py's stts.
+                    if not ctts:
+                        end = int(track["duration_ts"]) - w["dts"] if track.get("duration_ts") else None
+                        if end is None or w[field] != max(end, 0):
+                            problems.append(f"track {track_id} sample {i}: duration {g[field]}, ffprobe {w[field]}, "
+                                            f"not its stream duration minus dts ({end})")
+                            break
+                    if g[field] != table[i]["duration"]:
+                        problems.append(f"track {track_id} sample {i}: duration {g[field]}, the file's "
+                                        f"{table[i]['duration']}")
+                        break
+                    guessed.append(i)
+                    continue
+                if field == "pts" and fragmented and pts_shift is None:
+                    pts_shift = -min(0, trun_minimum_offset(path, track_id))
+                if field == "pts" and fragmented and pts_shift and w["pts"] - g["pts"] == pts_shift:
+                    # FFmpeg 5.1 in fragments: negative trun composition offsets make it
+                    # present every sample later by the largest of them (mov_read_trun:
+                    # dts_shift), the dts staying the tfdt's; ours is the file's pts.
+                    shifted += 1
+                    continue
+                if field == "sync" and w[field] and not g[field] and track.get("type") == "data" \
+                        and not fragmented:
+                    # libavformat marks every packet of a data stream a key frame
+                    # (compute_pkt_fields: "codec_type == AVMEDIA_TYPE_DATA || is_intra_only");
+                    # ours is the file's stss. Checked against mp4box.py's reading of it.
+                    if stss is None:
+                        stss = sync_samples(path, track_id)
+                    if stss is not None and i + 1 not in stss:
+                        data_keys += 1
+                        continue
+                if field == "sync" and w[field] and not g[field] and track["codec"] == "h264" \
+                        and h264_parser_key_frame(path, track_id, g["offset"], g["size"]):
+                    # FFmpeg's H.264 parser marks a non-IDR I picture a key frame when the
+                    # SPS allows one reference frame (h264_parser.c, "heuristic to detect non
+                    # marked keyframes"); the container (stss) does not list it, nor does
+                    # the bitstream make it a random access point (no IDR, no recovery point).
+                    parser_keys.append(i)
+                    continue
                 problems.append(f"track {track_id} sample {i}: {field} {g[field]}, ffprobe {w[field]}")
                 break
             if len(problems) > 3:
                 break
+        if data_keys:
+            notes.append(f"track {track_id}: {data_keys} sample(s) key for FFmpeg, which marks every packet of a "
+                         "data stream so; not in stss")
+        if shifted:
+            notes.append(f"track {track_id}: {shifted} sample(s) presented {pts_shift} ticks later by FFmpeg, the "
+                         "largest negative trun composition offset (its dts_shift in fragments); ours the file's pts")
+        if guessed:
+            notes.append(f"track {track_id}: {len(guessed)} sample(s) whose FFmpeg duration is its guess "
+                         f"({'a track with ctts' if ctts else 'the last sample: its stream duration minus dts'}), "
+                         f"first {guessed[0]}; checked against mp4box.py's stts")
+        if parser_keys:
+            notes.append(f"track {track_id}: samples {parser_keys[:5]} are key frames only for FFmpeg's H.264 parser "
+                         "(non-IDR I picture, one reference frame); not in stss")
         if fragment_ends:
             notes.append(f"track {track_id}: {fragment_ends} fragmented sample(s) whose FFmpeg duration is not the "
                          "file's; checked against ffprobe's next dts (the last: mp4box.py's trun duration)")

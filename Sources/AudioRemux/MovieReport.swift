@@ -161,16 +161,30 @@ extension AudioExtractor {
         let timescale = Double(track.mediaHeader.timescale)
         // What the media holds, as extraction counts it; the mdhd claim only when the tables
         // cannot be read.
-        let mediaTicks = table.map {
+        var mediaTicks = table.map {
             Extraction.mediaDuration(of: track, table: $0, movie: movie, salvage: planned.extraction?.salvage)
         } ?? (movie.isFragmented ? 0 : track.mediaHeader.duration)
+        if mediaTicks == 0, !movie.isFragmented, (table?.sampleCount ?? 0) > 0 {
+            // Samples that all last 0 ticks (a GoPro fdsc track) say nothing of the media's
+            // length: the mdhd claim stands, as FFmpeg keeps it (mov_read_stts bounds the
+            // duration by the samples' total only when that is not 0).
+            mediaTicks = track.mediaHeader.duration
+        }
         let mediaSeconds = timescale > 0 ? Double(mediaTicks) / timescale : 0
+        // Where the media's presentation ends, for a track extraction does not write (video,
+        // data, audio it cannot extract): what its samples hold, after their decode times end
+        // with B-frames (the largest composition offset later), as MovieReader presents it
+        // for remux. An audio track extraction writes keeps extraction's rule (mediaTicks).
+        let mediaEnd = planned.extraction != nil ? nil : table.flatMap { try? SampleIndex(table: $0).presentationEnd }
         // The rule extraction applies (an iTunSMPB item where the track has no edit list).
         let presentation = TrackPresentation(track: track, movieTimescale: movie.header.timescale,
                                              mediaDuration: mediaTicks,
                                              gapless: GaplessInfo(for: track, in: movie),
-                                             isFragmented: movie.isFragmented)
-        let duration = presentation.seconds
+                                             mediaEnd: mediaEnd, isFragmented: movie.isFragmented)
+        let duration = presentedSeconds(presentation, input: track.editList?.entries ?? [],
+                                        movieTimescale: movie.header.timescale,
+                                        mediaTimescale: track.mediaHeader.timescale,
+                                        mediaEnd: max(mediaEnd ?? 0, mediaTicks))
         let edits = track.editList?.entries ?? []
         let entry = track.sampleDescriptions.entries.first
         let format = entry?.format.description ?? "-"
@@ -192,9 +206,8 @@ extension AudioExtractor {
             } catch {
                 report.extractionProblem = "\(error)"
                 if let parsed = try? AudioSampleEntry(parsing: entry, quickTimeLayout: movie.usesQuickTimeLayout) {
-                    report.sampleRate = parsed.sampleRateV2.flatMap { Int(exactly: $0.rounded()) }
-                        ?? Int(parsed.sampleRate >> 16)
-                    report.channelCount = Int(parsed.channelCountV2 ?? UInt32(parsed.channelCount))
+                    (report.sampleRate, report.channelCount) = Self.entryFields(
+                        parsed, format: entry.format, mediaTimescale: track.mediaHeader.timescale)
                 }
             }
             report.primingSamples = Int(clamping: presentation.priming)
@@ -209,6 +222,53 @@ extension AudioExtractor {
             if let size = VideoCodec.size(format: entry.format, entry: entry.bytes) { (report.width, report.height) = size }
         }
         return report
+    }
+}
+
+extension AudioExtractor {
+    /// ``TrackPresentation/seconds`` without its rounding: an edit that runs past the
+    /// media's end is fitted to it in the movie timescale (1/600 s, 1 ms), so a track whose
+    /// edit rounds its media's length up (2740 ms of 120832/44100 s) would be reported up to
+    /// half a movie tick long. Each media edit lasts its segment duration or, where the
+    /// media ends first, up to the media's end counted in the media's own timescale; empty
+    /// edits last their duration. The presentation's seconds where
+    /// the edits were ignored or made from `iTunSMPB`.
+    static func presentedSeconds(_ presentation: TrackPresentation, input: [EditListBox.Entry],
+                                 movieTimescale: UInt32, mediaTimescale: UInt32, mediaEnd: UInt64) -> Double {
+        guard !presentation.isFromGaplessInfo, !presentation.edits.isEmpty, presentation.edits.count == input.count,
+              movieTimescale > 0, mediaTimescale > 0 else { return presentation.seconds }
+        var total = 0.0
+        for (edit, original) in zip(presentation.edits, input) {
+            let segment = Double(edit.segmentDuration) / Double(movieTimescale)
+            guard !edit.isEmpty, let start = UInt64(exactly: edit.mediaTime), start < mediaEnd else {
+                total += segment
+                continue
+            }
+            let available = Double(mediaEnd - start) / Double(mediaTimescale)  // start < mediaEnd.
+            // Fitted (or run to the media's end): the media's end exactly; else the edit's
+            // own length, never past the media's end.
+            total += edit.segmentDuration != original.segmentDuration ? available : min(segment, available)
+        }
+        return total
+    }
+
+    /// The sample rate and channel count of an audio entry whose codec extraction does not
+    /// read (AMR, IAMF, PCM, …), from the entry's fields, with two fixes FFmpeg applies too
+    /// (`mov_finalize_stsd_codec`): AMR is mono at a fixed rate, whatever the entry's template
+    /// fields say (3GPP TS 26.244 § 6.5: `samr` and `sawb` carry ChannelCount 2, which is
+    /// ignored; AMR-NB is 8000 Hz, AMR-WB 16000 Hz), and a rate field of 0 (an `iamf` entry:
+    /// the rate is in its configuration OBUs) is the media timescale.
+    static func entryFields(_ entry: AudioSampleEntry, format: FourCC, mediaTimescale: UInt32)
+        -> (sampleRate: Int, channels: Int)
+    {
+        switch format {
+        case "samr": return (8000, 1)
+        case "sawb": return (16000, 1)
+        default: break
+        }
+        let rate = entry.sampleRateV2.flatMap { Int(exactly: $0.rounded()) } ?? Int(entry.sampleRate >> 16)
+        let channels = Int(entry.channelCountV2 ?? UInt32(entry.channelCount))
+        return (rate == 0 && mediaTimescale > 1 ? Int(mediaTimescale) : rate, channels)
     }
 }
 
