@@ -174,7 +174,10 @@ def check(extract, path):
         if kind == "audio":
             for key in ("sample_rate", "channels"):
                 if track.get(key) != int(stream[key]):
-                    raise CheckFailed(f"{where} {key} {track.get(key)!r}, ffprobe {stream[key]}")
+                    reason = cut_track_channels(path, tid, track) if key == "channels" else None
+                    if reason is None:
+                        raise CheckFailed(f"{where} {key} {track.get(key)!r}, ffprobe {stream[key]}")
+                    notes.append(f"{where}: {reason}")
             unit = Fraction(1, int(stream["sample_rate"]))
             unit_name = "one sample"
         elif kind == "video":
@@ -372,11 +375,9 @@ def known_duration_difference(path, tid, stream, track, duration, tolerance):
                 and near(duration, Fraction(media, timescale), unit):
             return (f"a chapter track: ffprobe's duration is the file's ({float(movie):.6f} s, FFmpeg reads "
                     f"the track as chapters); ours {duration:.6f} s the media's")
-    # Segment durations count in the movie timescale: FFmpeg's conversion rounds to a tick.
-    if not near(theirs, ffmpeg, tick + (Fraction(1, f.movie_timescale) if edits else 0)):
-        return None
-
-    # A file cut short: ours is the presentation of what lies wholly inside it.
+    # A file cut short: ours is the presentation of what lies wholly inside it, checked
+    # exactly. ffprobe's is that of its tables (FFmpeg's rule below) or, where packets run
+    # past the end, what its decoder made of bytes that are not the track's: never less.
     size = len(f.data)
     whole = 0
     for offset, length, d in samples:
@@ -390,9 +391,13 @@ def known_duration_difference(path, tid, stream, track, duration, tolerance):
             ours = Fraction(min(itunes[1], whole - itunes[0]), timescale)
         else:
             ours = Fraction(whole, timescale)
-        if near(duration, ours, unit):
+        if near(duration, ours, unit) and theirs >= ours:
             return (f"the file is cut short: ours {duration:.6f} s is the presentation of the samples wholly "
-                    f"inside it ({whole}/{timescale}), ffprobe's {float(theirs):.6f} s that of its tables")
+                    f"inside it ({whole}/{timescale}), ffprobe's {float(theirs):.6f} s that of its tables "
+                    f"or of the packets it read past the end")
+    # Segment durations count in the movie timescale: FFmpeg's conversion rounds to a tick.
+    if not near(theirs, ffmpeg, tick + (Fraction(1, f.movie_timescale) if edits else 0)):
+        return None
     # iTunSMPB, without edit list.
     if itunes and near(duration, Fraction(itunes[1], int(stream["sample_rate"])), unit):
         return (f"iTunSMPB presents {itunes[1]} valid samples (ours, {duration:.6f} s); ffprobe's "
@@ -409,6 +414,39 @@ def known_duration_difference(path, tid, stream, track, duration, tolerance):
                     f"{float(edit_total):.6f} s); ours the presented duration {float(presented):.6f} s "
                     f"(edits {[(e[0], e[1]) for e in edits]})")
     return None
+
+
+def cut_track_channels(path, tid, track):
+    """Why ffprobe's channel count may differ on an AAC track cut by the end of the file: its
+    stream parameters come from decoding packets (avformat_find_stream_info), and packets
+    that run past the end hold bytes that are not that track's (sp_bear_avc_aac_frag_sidx.mp4:
+    "channel element 2.15 is not allocated", then 13 channels). Allowed only when the track's
+    samples do run past the end (mp4box.py) and ours is the channel configuration of its
+    AudioSpecificConfig, read here by mp4box.py; None otherwise."""
+    f = File(path)
+    if all(offset + size <= len(f.data) for offset, size, _ in f.samples(tid)):
+        return None
+    esds = next((b for b in mp4box.walk([f.trak(tid)]) if b.kind == b"esds"), None)
+    if esds is None:
+        return None
+    asc = mp4box.esds_layout(f.data, esds)["asc"]
+    if not asc or len(asc) < 2:
+        return None
+    bits = int.from_bytes(asc[:5].ljust(5, b"\0"), "big")
+    width = 40
+    def take(n):
+        nonlocal width
+        width -= n
+        return (bits >> width) & ((1 << n) - 1)
+    if take(5) == 31:
+        take(6)
+    if take(4) == 15:
+        take(24)
+    configuration = take(4)
+    if configuration not in range(1, 7) or track.get("channels") != configuration:
+        return None
+    return (f"channels {configuration} as its AudioSpecificConfig says; ffprobe's come from decoding packets "
+            "that run past the end of the cut file")
 
 
 def near(a, b, within):
