@@ -113,12 +113,12 @@ public enum AudioCut {
             }
             // The plan left out the whole input's chapters and iTunSMPB; the cut gets its own
             // iTunSMPB where the extraction wrote one.
-            if keepMetadata, let whole = reader.movie.userData,
-               Metadata.freeformNames(in: whole).contains("iTunSMPB") {
+            if keepMetadata, Metadata.hasGaplessItem(reader.movie.userData) {
                 let padding = track.mediaTicks &- track.skippedTicks &- track.presentedTicks
-                writer.userData = Metadata.userData(writer.userData, adding: Metadata.gaplessItem(
-                    priming: track.skippedTicks, padding: track.mediaTicks >= track.skippedTicks + track.presentedTicks
-                        ? padding : 0, sampleCount: track.presentedTicks))
+                let hasPadding = track.mediaTicks >= track.skippedTicks + track.presentedTicks
+                writer.userData = Metadata.userData(writer.userData, settingGapless: track.skippedTicks,
+                                                    padding: hasPadding ? padding : 0,
+                                                    sampleCount: track.presentedTicks)
             }
             let sink = try MovieFileSink(destination: output, overwrite: overwrite, sources: [input])
             var target = sink

@@ -213,7 +213,7 @@ public enum Remux {
             // Nero chapters and iTunSMPB describe the whole input: a cut's chapter track is
             // cut with it, and its edit lists say what iTunSMPB said.
             if options.range != nil, let userData = writer.userData {
-                writer.userData = Gapless.removingGaplessItem(Gapless.removing(["chpl"], from: userData))
+                writer.userData = Metadata.userData(removingGaplessFrom: Gapless.removing(["chpl"], from: userData))
             }
         }
         var newIDs: [UInt32: UInt32] = [:]
