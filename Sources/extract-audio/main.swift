@@ -28,6 +28,8 @@ let usage = """
                         [--keep-original-audio] [--no-metadata] OUTPUT.mp4
       extract-audio remux IN OUT.mp4 [--from T] [--to T | --duration D] [--drop-audio] [--drop-video]
                           [--track-id ID]… [--fragment SECONDS]
+      extract-audio tag [--set KEY=VALUE]… [--remove KEY]… [--remove-all] [--cover IMAGE]…
+                        [--remove-cover] [--dry-run] [--json] FILE…
       extract-audio help | --help | --version
 
     Copies an audio track of an MP4/MOV/M4A/3GP file (regular or fragmented) into a new
@@ -102,6 +104,19 @@ let usage = """
     seconds or [[h:]m:]s[.frac]). --fragment SECONDS writes a fragmented MP4 (fMP4) with
     fragments of about SECONDS starting at sync samples. Metadata is kept.
 
+    tag FILE… prints each file's tags (iTunes-style items in moov/udta/meta/ilst): friendly
+    keys in text; with --json one object per file, each item with its friendly key (or
+    null), raw code, type and typed value. --set KEY=VALUE (repeatable) sets an item, KEY
+    being a friendly key (title, artist, album, album_artist, date, genre, track, disc,
+    comment, composer, lyrics, grouping, bpm, compilation, sort_title, copyright, encoder,
+    description, media_kind, … see the README), a four-character code (©nam) or
+    ----:MEAN:NAME; track and disc take N or N/TOTAL (0-65535), compilation true or false.
+    --remove KEY, --remove-all; --cover IMAGE (JPEG or PNG, repeatable) replaces the covers,
+    --remove-cover drops them. --dry-run prints the tags the change would give and writes
+    nothing. Unknown items are kept byte for byte. The file is rewritten beside itself and
+    moved into place atomically (samples and every other box copied unchanged), leaving
+    padding after moov for the next edit. Each file is judged alone.
+
     Examples:
       extract-audio talk.mp4 talk.m4a
       extract-audio --track 1 interview.mov commentary.m4a
@@ -110,14 +125,16 @@ let usage = """
       extract-audio probe --json movie.mp4
       extract-audio remux --from 1:05 --to 1:20.5 match.mp4 goal.mp4
       extract-audio mux holiday.mp4 --audio song1.m4a --audio song2.m4a holiday-music.mp4
+      extract-audio tag --set title="Blue in Green" --set track=3/10 --cover front.jpg song.m4a
 
     The output is written under a temporary name beside OUTPUT and moved into place only
     when complete; on failure or Ctrl-C nothing is left behind.
     With --quiet, warnings (something dropped, repaired or salvaged) still print.
 
     Exit status:
-      0 success            64 usage error          65 malformed or truncated input
-      66 cannot open input 69 unsupported codec    73 output exists / cannot be created
+      0 success            64 usage error, bad tag key or value   65 malformed or truncated input
+      66 cannot open input 69 unsupported codec or cover image    73 output exists / cannot be created
+                           (tag: the file or its folder is read-only)
       74 I/O error         79 no audio track       130/143 interrupted (SIGINT/SIGTERM)
       With several inputs: the status of the first that failed.
     """
@@ -332,6 +349,8 @@ func run() -> ExitStatus {
         return runMux(video: video, music: music, output: output, arguments: arguments)
     case .remux(let input, let output):
         return RemuxCommand.run(input: input, output: output, arguments: arguments)
+    case .tag(let files):
+        return TagCommand.run(files, arguments: arguments)
     case .extract(let jobs):
         if let job = jobs.first, job.output == Arguments.standardStream, isatty(1) != 0 {
             Terminal.error("standard output is a terminal: redirect it to a file or a pipe to receive the M4A")

@@ -133,7 +133,7 @@ final class TagOracleTests: XCTestCase {
         ("bpm", "128", "[128]", nil),
         ("compilation", "true", "true", ("compilation", "1")),
         ("gapless", "true", "true", ("gapless_playback", "1")),
-        ("podcast", "true", "true", nil),
+        ("podcast", "true", "true", ("podcast", "1")),
         ("sort_title", "Title, The", "[\"Title, The\"]", ("sort_name", "Title, The")),
         ("sort_artist", "Artist, The", "[\"Artist, The\"]", ("sort_artist", "Artist, The")),
         ("sort_album", "Album, The", "[\"Album, The\"]", ("sort_album", "Album, The")),
@@ -189,6 +189,10 @@ final class TagOracleTests: XCTestCase {
         XCTAssertEqual(format["MOOD"], "freeform ✓", "ffprobe shows a freeform item by its name")
 
         let parsley = try runTool("AtomicParsley", [path, "-t"]).stdout
+        for entry in Self.friendlyValues {
+            let code = try TagKey.parse(entry.key).description
+            XCTAssertTrue(parsley.contains("Atom \"\(code)\" contains: "), "AtomicParsley -t lacks \(code)")
+        }
         for line in ["Atom \"©nam\" contains: Tïtle ✓", "Atom \"trkn\" contains: 3 of 12", "Atom \"disk\" contains: 1 of 2",
                      "Atom \"tmpo\" contains: 128", "Atom \"cpil\" contains: true", "Atom \"©gen\" contains: Synthwave",
                      "Atom \"covr\" contains: 2 piece", "Atom \"aART\" contains: Band",

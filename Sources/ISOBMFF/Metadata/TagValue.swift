@@ -37,7 +37,7 @@ public enum TagValue: Sendable, Equatable {
         case .genreNumber(let number):
             return TagValue.genreName(number) ?? "\(number)"
         case .images(let images):
-            return images.map { "\($0.format) image, \($0.bytes.count) bytes" }.joined(separator: "; ")
+            return images.map { "\($0.format.rawValue) image, \($0.bytes.count) bytes" }.joined(separator: "; ")
         case .data(let values):
             return values.map { value in value.text ?? "\(value.bytes.count) bytes of type \(value.dataType)" }
                 .joined(separator: " / ")

@@ -161,7 +161,7 @@ extension TagValue {
                 throw bad("an ID3v1 genre (a name or 1 to 80)")
             }
         case .images:
-            throw TagError(.invalidValue, "cover: give images with --cover IMAGE, not a value")
+            throw TagError(.invalidValue, "cover: images are given as files, not as a text value")
         }
     }
 }
