@@ -5,6 +5,7 @@
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CSystem
 import ISOBMFF
 
 /// What writing tags did.
@@ -52,6 +53,16 @@ public enum TagFile {
     @discardableResult
     public static func edit(_ path: String, dryRun: Bool = false,
                             _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
+        try edit(path, dryRun: dryRun, stoppingAfterWrite: nil, change)
+    }
+
+    /// Thrown by ``edit(_:dryRun:stoppingAfterWrite:_:)`` when told to stop (tests only).
+    struct InjectedStop: Error {}
+
+    /// `edit`, optionally stopping after the given write (and its sync) of an in-place edit,
+    /// as a crash would: tests check that the file then opens with the old or the new tags.
+    static func edit(_ path: String, dryRun: Bool, stoppingAfterWrite stop: Int?,
+                     _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
         let target = resolvedPath(path)
         let input = try InputFile(path: target, name: path)
         let layout = try Layout(input)
@@ -63,6 +74,17 @@ public enum TagFile {
         let newUserData = tags.userData(replacingIn: layout.userData)
         if dryRun || newUserData == layout.userData { return result }
         try checkWritable(target, shown: path)
+        do {
+            if let writes = try TagRewritePlan.inPlaceEdit(boxes: layout.boxes, movieBox: layout.movieBox,
+                                                           userData: newUserData) {
+                try writeInPlace(writes, to: target, shown: path, stop: stop)
+                var written = result
+                written.method = .inPlace
+                return written
+            }
+        } catch let error as ISOBMFFError {
+            throw RemuxError(.invalidInput, "\(path): \(error.message)")
+        }
         let plan: TagRewritePlan
         do {
             plan = try TagRewritePlan(boxes: layout.boxes, movieBox: layout.movieBox, userData: newUserData)
@@ -86,6 +108,31 @@ public enum TagFile {
             if access(path, W_OK) != 0 || status.st_mode & 0o222 == 0 {
                 throw RemuxError(.cannotCreateOutput, "cannot write \(shown): \(what) is read-only (left as it was)")
             }
+        }
+    }
+
+    /// The in-place writes, each followed by a sync (`F_FULLFSYNC` on Darwin).
+    static func writeInPlace(_ writes: [(offset: UInt64, bytes: [UInt8])], to target: String, shown: String,
+                             stop: Int?) throws {
+        let fd = retryingOnInterrupt { open(target, O_WRONLY | O_CLOEXEC) }
+        guard fd >= 0 else { throw RemuxError(.cannotCreateOutput, "cannot write \(shown): \(errorText(errno))") }
+        defer { close(fd) }
+        for (n, write) in writes.enumerated() {
+            guard let offset = off_t(exactly: write.offset) else {
+                throw RemuxError(.ioError, "cannot write \(shown) at byte \(write.offset)")
+            }
+            let written = write.bytes.withUnsafeBytes { buffer in
+                retryingOnInterrupt { pwrite(fd, buffer.baseAddress, buffer.count, offset) }
+            }
+            guard written == write.bytes.count else {
+                let code = written < 0 ? errno : ENOSPC
+                throw RemuxError(.ioError, "cannot write \(shown): \(errorText(code)) (stopped after \(n) of "
+                                 + "\(writes.count) in-place steps; the file has its old tags)")
+            }
+            guard csystem_full_sync(fd) == 0 else {
+                throw RemuxError(.ioError, "cannot sync \(shown): \(errorText(errno))")
+            }
+            if let stop, n + 1 == stop { throw InjectedStop() }
         }
     }
 

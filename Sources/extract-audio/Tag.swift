@@ -98,7 +98,7 @@ enum TagCommand {
     static func describe(_ method: TagWriteResult.Method) -> String {
         switch method {
         case .rewrite: return "rewritten beside and moved into place"
-        case .inPlace: return "edited in place"
+        case .inPlace: return "edited in place, in the padding after moov"
         case .none: return "unchanged"
         }
     }

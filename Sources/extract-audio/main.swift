@@ -115,7 +115,8 @@ let usage = """
     --remove-cover drops them. --dry-run prints the tags the change would give and writes
     nothing. Unknown items are kept byte for byte. The file is rewritten beside itself and
     moved into place atomically (samples and every other box copied unchanged), leaving
-    padding after moov for the next edit. Each file is judged alone.
+    padding after moov; the next edit that fits that padding is written in place, in steps
+    that each leave the old or the new tags (see the README). Each file is judged alone.
 
     Examples:
       extract-audio talk.mp4 talk.m4a

@@ -76,9 +76,11 @@ final class TagCommandTests: XCTestCase {
                     XCTAssertTrue(new.1 == previous.1, "\(name): \(new.0) changed")
                 }
             }
-            // A second edit finds its way through the first's layout.
-            let again = try runCLI(["tag", "--remove", "title", path])
+            // A second edit fits the first's padding: written in place.
+            let again = try runCLI(["tag", "--json", "--remove", "title", path])
             XCTAssertEqual(again.status, 0, again.stderr)
+            XCTAssertTrue(again.stdout.contains("\"written\": \"in_place\""), "\(name): \(again.stdout)")
+            XCTAssertEqual(readFile(path).count, boxes.reduce(0) { $0 + $1.1.count }, "in place: same size")
             XCTAssertEqual(try packets(path), before, "\(name): packets changed on the second edit")
             XCTAssertFalse(try runCLI(["tag", path]).stdout.contains("title:"), name)
         }

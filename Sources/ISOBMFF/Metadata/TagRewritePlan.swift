@@ -8,7 +8,7 @@
 /// `sidx` references) is relative to boxes that move together. Sample bytes never change.
 ///
 /// The padding is at least the new `moov`'s size plus 4 KiB, so that a later edit can be
-/// written in place; `free`/`skip` boxes right after the old `moov` are
+/// written in place (``inPlaceEdit``); `free`/`skip` boxes right after the old `moov` are
 /// the old padding and are replaced by the new one.
 public struct TagRewritePlan: Sendable {
     /// One piece of the output, in order.
@@ -59,7 +59,15 @@ public struct TagRewritePlan: Sendable {
         pieces.append(.write(self.movieBox))
         pieces.append(.write(Self.freeBox(size: paddingSize)))
         for box in boxes[after...] {
-            if delta != 0 && (box.type == "moof" || box.type == "mfra") {
+            if box.type == "moov" && box.headerSize == 8 {
+                // A second moov (left by an in-place edit that stopped between its flips):
+                // readers take the first; it becomes padding, its offsets being stale.
+                var header = BoxWriter(capacity: 8)
+                header.write(UInt32(box.size))  // headerSize 8: a 32-bit size.
+                header.write(FourCC("free"))
+                pieces.append(.write(header.bytes))
+                pieces.append(.copy(offset: box.offset + 8, count: box.size - 8))
+            } else if delta != 0 && (box.type == "moof" || box.type == "mfra") {
                 pieces.append(.shift(offset: box.offset, count: box.size, type: box.type))
             } else {
                 pieces.append(.copy(offset: box.offset, count: box.size))
@@ -76,6 +84,43 @@ public struct TagRewritePlan: Sendable {
             }
         }
         pieces = merged
+    }
+
+    /// An edit written into the padding after `moov`, as a list of writes to make in order,
+    /// each followed by a sync (the file is whole after each one, with the old tags or the
+    /// new):
+    /// 1. the new `moov`'s payload inside the `free` box after the old `moov`, and the header
+    ///    of a `free` box for what remains of the padding — all still inside that `free`;
+    /// 2. the `free` box's size cut to the new `moov`'s (4 bytes; skipped when equal): it
+    ///    now holds exactly the new `moov`, still typed `free`;
+    /// 3. that box's type flipped to `moov` (4 bytes): readers take the first `moov`, the old;
+    /// 4. the old `moov`'s type flipped to `free` (4 bytes): the new one is the only `moov`.
+    ///
+    /// Nothing else moves, so no offset changes. Nil when the padding cannot hold the new
+    /// `moov` (it must fit exactly, or leave at least 8 bytes for the remaining `free`).
+    public static func inPlaceEdit(boxes: [BoxHeader], movieBox: [UInt8],
+                                   userData: [UInt8]?) throws -> [(offset: UInt64, bytes: [UInt8])]? {
+        guard let index = boxes.firstIndex(where: { $0.type == "moov" }), index + 1 < boxes.count else { return nil }
+        let moov = boxes[index]
+        let padding = boxes[index + 1]
+        guard padding.type == "free", padding.headerSize == 8, !padding.extendsToEnd else { return nil }
+        let new = try Self.movieBox(movieBox, replacingUserData: userData)
+        guard new.count >= 8, new[0..<4] != [0, 0, 0, 1] else { return nil }  // A 32-bit header only.
+        let room = padding.size
+        let size = UInt64(new.count)
+        guard size == room || size + 8 <= room else { return nil }
+        var inside = Array(new[8...])
+        if size < room {
+            var rest = BoxWriter(capacity: 8)
+            rest.write(UInt32(room - size))  // room fits 32 bits: the padding's header is 8 bytes.
+            rest.write(FourCC("free"))
+            inside += rest.bytes
+        }
+        var writes: [(offset: UInt64, bytes: [UInt8])] = [(padding.offset + 8, inside)]
+        if size < room { writes.append((padding.offset, Array(new[0..<4]))) }
+        writes.append((padding.offset + 4, FourCC("moov").bytes))
+        writes.append((moov.offset + 4, FourCC("free").bytes))
+        return writes
     }
 
     /// A `free` box of `size` bytes (at least 8), zeros inside.
