@@ -68,7 +68,9 @@ public enum TagValue: Sendable, Equatable {
 public struct TagImage: Sendable, Equatable {
     /// The image formats `covr` holds.
     public enum Format: String, Sendable, Equatable {
+        /// JPEG (data type 13).
         case jpeg = "JPEG"
+        /// PNG (data type 14).
         case png = "PNG"
 
         /// The `data` box type indicator (QuickTime File Format, "Well-known types").
