@@ -218,3 +218,46 @@ public enum TagFile {
         }
     }
 }
+
+/// Tag changes to make, in this order: remove everything, remove keys, remove the covers,
+/// set items (in order), set the covers. ``TagFile/edit(_:dryRun:_:)`` takes them through
+/// ``apply(to:)``; extraction, remux and mux apply them to their output
+/// (``ExtractionOptions/tags``, ``RemuxOptions/tags``, ``MuxOptions/tags``), after
+/// `keepMetadata` has kept or dropped the input's tags.
+public struct TagChanges: Sendable, Equatable {
+    /// Remove every item first.
+    public var removingAll = false
+    /// Keys to remove.
+    public var removals: [TagKey] = []
+    /// Remove the cover images.
+    public var removingCovers = false
+    /// Items to set, in order: each replaces the items of its key.
+    public var settings: [ItemList.Item] = []
+    /// Cover images that replace any others, in order; none to leave the covers alone.
+    public var covers: [TagImage] = []
+
+    /// No changes.
+    public init() {}
+
+    /// Whether there is nothing to change.
+    public var isEmpty: Bool {
+        !removingAll && removals.isEmpty && !removingCovers && settings.isEmpty && covers.isEmpty
+    }
+
+    /// Makes the changes to `tags`.
+    public func apply(to tags: inout ItemList) {
+        if removingAll { tags.items.removeAll() }
+        for key in removals { tags.remove(key) }
+        if removingCovers { tags.remove(.code("covr")) }
+        for item in settings { tags.set(item.value, for: item.key) }
+        if !covers.isEmpty { tags.set(.images(covers), for: .code("covr")) }
+    }
+
+    /// `userData` (a whole `udta`, or nil) with the changes made; unchanged when there are none.
+    func userData(_ userData: [UInt8]?) -> [UInt8]? {
+        guard !isEmpty else { return userData }
+        var tags = ItemList(userData: userData ?? [])
+        apply(to: &tags)
+        return tags.userData(replacingIn: userData)
+    }
+}

@@ -1,3 +1,5 @@
+import AudioRemux
+
 /// The parsed command line.
 struct Arguments {
     enum Mode: Equatable {
@@ -34,12 +36,13 @@ struct Arguments {
     /// never silently ignored. `--help` and `--version` go with every command.
     static let allowedOptions: [Command: Set<String>] = [
         .extract: ["--track", "--track-id", "--output-dir", "--jobs", "--overwrite", "--skip-existing", "--salvage",
-                   "--no-metadata", "--quiet", "--json", "--from", "--to", "--duration", "--split-chapters"],
+                   "--no-metadata", "--quiet", "--json", "--from", "--to", "--duration", "--split-chapters", "--set",
+                   "--cover"],
         .probe: ["--json", "--list", "--packets", "--track-id"],
         .mux: ["--audio", "--offset", "--loop", "--keep-original-audio", "--exact-seams", "--no-metadata", "--overwrite",
-               "--quiet", "--json"],
+               "--quiet", "--json", "--set", "--cover"],
         .remux: ["--from", "--to", "--duration", "--drop-audio", "--drop-video", "--track-id", "--fragment",
-                 "--overwrite", "--quiet", "--json"],
+                 "--overwrite", "--quiet", "--json", "--set", "--cover"],
         .tag: ["--set", "--remove", "--remove-all", "--cover", "--remove-cover", "--dry-run", "--json", "--quiet"],
     ]
 
@@ -76,6 +79,9 @@ struct Arguments {
     var covers: [String] = []
     var removeCover = false
     var dryRun = false
+    /// The checked changes of --set, --cover (and, for tag, the removals): filled in by
+    /// `run()` before any file is touched.
+    var tagChanges = TagChanges()
 
     struct UsageError: Error {
         let message: String

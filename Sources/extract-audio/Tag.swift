@@ -6,34 +6,16 @@ import ISOBMFF
 /// values and images are checked once, before any file is touched; then each file is
 /// judged alone, and the status is the first failure's.
 enum TagCommand {
-    /// The changes, checked.
-    struct Changes {
-        var removeAll = false
-        var removals: [TagKey] = []
-        var removeCover = false
-        var sets: [(TagKey, TagValue)] = []
-        var covers: [TagImage] = []
-
-        var isEmpty: Bool { !removeAll && removals.isEmpty && !removeCover && sets.isEmpty && covers.isEmpty }
-
-        func apply(to tags: inout ItemList) {
-            if removeAll { tags.items.removeAll() }
-            for key in removals { tags.remove(key) }
-            if removeCover { tags.remove(.code("covr")) }
-            for (key, value) in sets { tags.set(value, for: key) }
-            if !covers.isEmpty { tags.set(.images(covers), for: .code("covr")) }
-        }
-    }
-
-    static func changes(_ arguments: Arguments) throws -> Changes {
-        var changes = Changes()
-        changes.removeAll = arguments.removeAllTags
-        changes.removeCover = arguments.removeCover
+    /// The changes the options ask for, checked: keys and values (64), images (66, 69).
+    static func changes(_ arguments: Arguments) throws -> TagChanges {
+        var changes = TagChanges()
+        changes.removingAll = arguments.removeAllTags
+        changes.removingCovers = arguments.removeCover
         do {
             changes.removals = try arguments.tagRemovals.map { try TagKey.parse($0) }
             for (text, valueText) in arguments.tagSets {
                 let key = try TagKey.parse(text)
-                changes.sets.append((key, try TagValue(parsing: valueText, for: key)))
+                changes.settings.append(ItemList.Item(key: key, value: try TagValue(parsing: valueText, for: key)))
             }
         } catch let error as TagError {
             throw RemuxError(.invalidArgument, error.message)
@@ -61,7 +43,7 @@ enum TagCommand {
     }
 
     static func run(_ files: [String], arguments: Arguments) -> ExitStatus {
-        let changes: Changes
+        let changes: TagChanges
         do {
             changes = try Self.changes(arguments)
         } catch {

@@ -25,7 +25,7 @@ let usage = """
       extract-audio probe [--json] INPUT...       (or: extract-audio --list INPUT...)
       extract-audio probe --packets [--track-id ID] [--json] INPUT
       extract-audio mux VIDEO --audio MUSIC… [--offset S] [--loop] [--exact-seams]
-                        [--keep-original-audio] [--no-metadata] OUTPUT.mp4
+                        [--keep-original-audio] [--no-metadata] [--set K=V]… [--cover IMG]… OUTPUT.mp4
       extract-audio remux IN OUT.mp4 [--from T] [--to T | --duration D] [--drop-audio] [--drop-video]
                           [--track-id ID]… [--fragment SECONDS]
       extract-audio tag [--set KEY=VALUE]… [--remove KEY]… [--remove-all] [--cover IMAGE]…
@@ -60,6 +60,9 @@ let usage = """
                           [[h:]m:]s[.frac]); --duration D is --to FROM+D
           --split-chapters
                           with --output-dir: one DIR/NN - Title.m4a per chapter
+          --set KEY=VALUE, --cover IMAGE
+                          tag the output in the same pass, as tag does (also for remux
+                          and mux); with --no-metadata the input's tags go first
       -q, --quiet         no progress bar, no "wrote" line, no summary; errors and warnings
                           (something dropped, repaired or salvaged) still print
           --json          print one JSON object per input on stdout (result or error)
@@ -228,8 +231,9 @@ func extract(_ job: Arguments.Job, arguments: Arguments) -> Outcome {
     }
     let track: TrackChoice = arguments.trackID.map { .trackID($0) }
         ?? arguments.audioTrack.map { .audioIndex($0) } ?? .firstAudio
-    let options = ExtractionOptions(track: track, overwrite: arguments.overwrite, salvage: arguments.salvage,
+    var options = ExtractionOptions(track: track, overwrite: arguments.overwrite, salvage: arguments.salvage,
                                     keepMetadata: arguments.keepMetadata)
+    options.tags = arguments.tagChanges
     // A batch worker's text is held back (Batch.swift): the batch draws one bar of its own.
     let bar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal && Captured.current == nil
         ? ProgressBar(label: job.input) : nil
@@ -322,9 +326,9 @@ func makeDirectory(_ path: String) throws {
 
 func run() -> ExitStatus {
     let commandLine = Array(CommandLine.arguments.dropFirst())
-    let arguments: Arguments
+    var parsed: Arguments
     do {
-        arguments = try Arguments(commandLine)
+        parsed = try Arguments(commandLine)
     } catch let error as Arguments.UsageError {
         if commandLine.contains("--json") {
             Terminal.line(errorJSON(input: nil, output: nil, code: "usage", status: .usage, message: error.message))
@@ -336,6 +340,14 @@ func run() -> ExitStatus {
         return .usage
     }
     installSignalHandlers()
+    if !parsed.tagSets.isEmpty || !parsed.covers.isEmpty {
+        do {
+            parsed.tagChanges = try TagCommand.changes(parsed)
+        } catch {
+            return report(error, input: nil, output: nil, json: parsed.json)
+        }
+    }
+    let arguments = parsed
     switch arguments.mode {
     case .help:
         Terminal.line(usage)
@@ -401,9 +413,10 @@ func run() -> ExitStatus {
 /// `mux`: the progress bar on a terminal, the "wrote" line or --json object, and on stderr
 /// what of the video was not carried over.
 func runMux(video: String, music: [String], output: String, arguments: Arguments) -> ExitStatus {
-    let options = MuxOptions(musicOffset: arguments.musicOffset, keepOriginalAudio: arguments.keepOriginalAudio,
+    var options = MuxOptions(musicOffset: arguments.musicOffset, keepOriginalAudio: arguments.keepOriginalAudio,
                              loop: arguments.loop, exactSeams: arguments.exactSeams,
                              keepMetadata: arguments.keepMetadata, overwrite: arguments.overwrite)
+    options.tags = arguments.tagChanges
     let bar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal ? ProgressBar(label: video) : nil
     do {
         let result = try BackgroundMusic.mux(video: video, music: music, to: output, options: options,

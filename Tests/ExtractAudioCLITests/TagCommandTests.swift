@@ -207,6 +207,33 @@ final class TagCommandTests: XCTestCase {
         XCTAssertEqual(readFile(bad), Array("not an mp4 at all".utf8))
     }
 
+    /// Extraction (whole and cut), remux and mux tag their output in the same pass; with
+    /// --no-metadata the input's tags go first.
+    func testSetAndCoverOnExtractionRemuxAndMux() throws {
+        let png = directory.write("c.png", [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 7, 7])
+        let runs: [(String, [String])] = [
+            ("extracted.m4a", [fixture("meta-itunes.m4a")]),
+            ("cut.m4a", ["--from", "0.1", "--to", "0.5", fixture("meta-itunes.m4a")]),
+            ("remuxed.mp4", ["remux", fixture("meta-itunes.m4a")]),
+            ("muxed.mp4", ["mux", fixture("aac-h264-faststart.mp4"), "--audio", fixture("meta-itunes.m4a")]),
+        ]
+        for (name, arguments) in runs {
+            for keep in [true, false] where keep || name != "remuxed.mp4" {  // remux has no --no-metadata
+                let output = directory.file((keep ? "" : "bare-") + name)
+                let run = try runCLI(arguments + (keep ? [] : ["--no-metadata"])
+                                     + ["--set", "title=Set in one pass", "--cover", png, output])
+                XCTAssertEqual(run.status, 0, "\(name): \(run.stderr)")
+                XCTAssertEqual(try mutagenTitle(output), "Set in one pass", name)
+                let listed = try runCLI(["tag", output]).stdout
+                XCTAssertTrue(listed.contains("cover: PNG image, 10 bytes"), "\(name): \(listed)")
+                let fixtureArtist = listed.contains("artist: Fixture Artist")
+                XCTAssertEqual(fixtureArtist, keep && name != "muxed.mp4", "\(name), keep \(keep): \(listed)")
+            }
+        }
+        XCTAssertEqual(try runCLI(["--set", "titel=x", fixture("meta-itunes.m4a"), directory.file("x.m4a")]).status, 64)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("x.m4a")))
+    }
+
     func testSymbolicLinkStaysALink() throws {
         let path = copy("meta-itunes.m4a")
         let link = directory.file("link.m4a")

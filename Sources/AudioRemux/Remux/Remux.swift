@@ -23,6 +23,8 @@ public struct RemuxOptions: Sendable {
     public var audioOnly = false
     /// Keep `moov/udta` and `moov/meta` (tags, chapters), sanitized.
     public var keepMetadata = true
+    /// Tag changes made to the output (after ``keepMetadata`` kept or dropped the input's).
+    public var tags = TagChanges()
 
     /// Options for a plain remux of every track.
     public init(range: CutRange? = nil) {
@@ -216,6 +218,7 @@ public enum Remux {
                 writer.userData = Metadata.userData(removingGaplessFrom: Gapless.removing(["chpl"], from: userData))
             }
         }
+        writer.userData = options.tags.userData(writer.userData)
         var newIDs: [UInt32: UInt32] = [:]
         for (index, track) in kept.enumerated() { newIDs[track.id] = UInt32(index + 1) }
         var tracks: [RemuxResult.Track] = []
