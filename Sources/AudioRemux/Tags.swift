@@ -26,6 +26,14 @@ public struct TagWriteResult: Sendable {
     public var method: Method
     /// Damaged items skipped while reading, and the like.
     public var warnings: [String]
+    /// The Nero chapters (`udta/chpl`) the file holds afterwards.
+    public var chapters: [Chapter] = []
+
+    init(tags: ItemList, method: Method, warnings: [String]) {
+        self.tags = tags
+        self.method = method
+        self.warnings = warnings
+    }
 }
 
 /// Reading and writing a file's iTunes-style tags (`moov/udta/meta/ilst`).
@@ -63,6 +71,34 @@ public enum TagFile {
     /// as a crash would: tests check that the file then opens with the old or the new tags.
     static func edit(_ path: String, dryRun: Bool, stoppingAfterWrite stop: Int?,
                      _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
+        try edit(path, dryRun: dryRun, stoppingAfterWrite: stop, chapters: nil, change)
+    }
+
+    /// Makes `changes` (tags, covers, and Nero chapters) to the file at `path`, as
+    /// ``edit(_:dryRun:_:)`` does.
+    ///
+    /// Chapters are written in Nero's form (`udta/chpl`, which FFmpeg and mutagen read), at
+    /// most ``NeroChapters/maximumCount``; a file with a QuickTime chapter track (which
+    /// readers prefer) is refused with `.unsupportedInput` rather than left contradicting
+    /// itself.
+    @discardableResult
+    public static func edit(_ path: String, applying changes: TagChanges, dryRun: Bool = false) throws -> TagWriteResult {
+        var chapters: NeroChapters??
+        if changes.removingChapters { chapters = .some(nil) }
+        if let list = changes.chapters {
+            guard list.count <= NeroChapters.maximumCount else {
+                throw RemuxError(.unsupportedInput, "\(list.count) chapters: Nero's chpl holds at most "
+                                 + "\(NeroChapters.maximumCount), and the QuickTime chapter track is not written yet")
+            }
+            chapters = NeroChapters(entries: list.map {
+                NeroChapters.Entry(start: UInt64(max(0, $0.start) * 1e7), title: $0.title)
+            })
+        }
+        return try edit(path, dryRun: dryRun, stoppingAfterWrite: nil, chapters: chapters) { changes.apply(to: &$0) }
+    }
+
+    static func edit(_ path: String, dryRun: Bool, stoppingAfterWrite stop: Int?, chapters: NeroChapters??,
+                     _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
         let target = resolvedPath(path)
         let input = try InputFile(path: target, name: path)
         let layout = try Layout(input)
@@ -70,8 +106,19 @@ public enum TagFile {
         var tags = before
         try change(&tags)
         tags.warnings = []
-        let result = TagWriteResult(tags: tags, method: .none, warnings: before.warnings)
-        let newUserData = tags.userData(replacingIn: layout.userData)
+        var newUserData = tags.userData(replacingIn: layout.userData)
+        if let chapters {
+            let movie = try Movie(reading: input)
+            if movie.tracks.contains(where: { !($0.references["chap"] ?? []).isEmpty }) {
+                throw RemuxError(.unsupportedInput, "\(path) has a QuickTime chapter track, which readers prefer to "
+                                 + "Nero chapters; replacing it is not supported yet (the file is left as it was)")
+            }
+            newUserData = NeroChapters.userData(newUserData, replacingWith: chapters)
+        }
+        var result = TagWriteResult(tags: tags, method: .none, warnings: before.warnings)
+        result.chapters = newUserData.flatMap(NeroChapters.init(userData:)).map { list in
+            list.entries.map { Chapter(title: $0.title, start: Double($0.start) / 1e7) }
+        } ?? []
         if dryRun || newUserData == layout.userData { return result }
         try checkWritable(target, shown: path)
         do {
@@ -235,13 +282,19 @@ public struct TagChanges: Sendable, Equatable {
     public var settings: [ItemList.Item] = []
     /// Cover images that replace any others, in order; none to leave the covers alone.
     public var covers: [TagImage] = []
+    /// Chapters that replace the Nero chapters (``TagFile/edit(_:applying:dryRun:)``); nil
+    /// to leave them alone.
+    public var chapters: [Chapter]?
+    /// Remove the Nero chapters.
+    public var removingChapters = false
 
     /// No changes.
     public init() {}
 
     /// Whether there is nothing to change.
     public var isEmpty: Bool {
-        !removingAll && removals.isEmpty && !removingCovers && settings.isEmpty && covers.isEmpty
+        !removingAll && removals.isEmpty && !removingCovers && settings.isEmpty && covers.isEmpty && chapters == nil
+            && !removingChapters
     }
 
     /// Makes the changes to `tags`.

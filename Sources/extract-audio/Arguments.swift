@@ -43,7 +43,8 @@ struct Arguments {
                "--quiet", "--json", "--set", "--cover"],
         .remux: ["--from", "--to", "--duration", "--drop-audio", "--drop-video", "--track-id", "--fragment",
                  "--overwrite", "--quiet", "--json", "--set", "--cover"],
-        .tag: ["--set", "--remove", "--remove-all", "--cover", "--remove-cover", "--dry-run", "--json", "--quiet"],
+        .tag: ["--set", "--remove", "--remove-all", "--cover", "--remove-cover", "--chapters-from", "--remove-chapters",
+               "--dry-run", "--json", "--quiet"],
     ]
 
     /// The path that names a standard stream: standard input as INPUT, standard output as OUTPUT.
@@ -79,6 +80,8 @@ struct Arguments {
     var covers: [String] = []
     var removeCover = false
     var dryRun = false
+    var chaptersFrom: String?
+    var removeChapters = false
     /// The checked changes of --set, --cover (and, for tag, the removals): filled in by
     /// `run()` before any file is touched.
     var tagChanges = TagChanges()
@@ -174,6 +177,8 @@ struct Arguments {
             case "--cover": covers.append(try value(name, attached))
             case "--remove-cover": removeCover = true
             case "--dry-run": dryRun = true
+            case "--chapters-from": chaptersFrom = try value(name, attached)
+            case "--remove-chapters": removeChapters = true
             case "--from", "--to", "--duration", "--drop-audio", "--drop-video", "--fragment", "--split-chapters":
                 try cut.parse(name, value: { try value(name, attached) })
             default:
@@ -239,6 +244,10 @@ struct Arguments {
             }
             guard !files.contains(Self.standardStream) else {
                 throw UsageError(message: "tag edits files, not standard input ('-')")
+            }
+            if removeChapters && chaptersFrom != nil {
+                throw UsageError(message: "use --chapters-from (which replaces the chapters) or --remove-chapters, "
+                                 + "not both")
             }
             if removeCover && !covers.isEmpty {
                 throw UsageError(message: "use --cover (which replaces the covers) or --remove-cover, not both")

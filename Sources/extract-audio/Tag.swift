@@ -20,6 +20,19 @@ enum TagCommand {
         } catch let error as TagError {
             throw RemuxError(.invalidArgument, error.message)
         }
+        changes.removingChapters = arguments.removeChapters
+        if let path = arguments.chaptersFrom {
+            let file = try InputFile(path: path)
+            guard file.length <= 16 << 20 else {
+                throw RemuxError(.invalidArgument, "\(path): a chapter file of \(file.length) bytes is too large")
+            }
+            let text = String(decoding: try file.bytes(at: 0, count: Int(file.length)), as: UTF8.self)
+            do {
+                changes.chapters = try ChapterFile.parse(text)
+            } catch let error as RemuxError {
+                throw RemuxError(.invalidArgument, "\(path): \(error.message)")
+            }
+        }
         for path in arguments.covers {
             let file = try InputFile(path: path)
             guard file.length <= 64 << 20 else {
@@ -53,9 +66,7 @@ enum TagCommand {
         for (n, file) in files.enumerated() {
             do {
                 // Without changes, a dry run that changes nothing: the tags as they are.
-                let result = try TagFile.edit(file, dryRun: arguments.dryRun || changes.isEmpty) {
-                    changes.apply(to: &$0)
-                }
+                let result = try TagFile.edit(file, applying: changes, dryRun: arguments.dryRun || changes.isEmpty)
                 for warning in result.warnings { Terminal.warning("\(file): \(warning)") }
                 if arguments.json {
                     Terminal.line(json(result, file: file, changed: !changes.isEmpty, dryRun: arguments.dryRun)
@@ -63,6 +74,9 @@ enum TagCommand {
                 } else if !arguments.quiet || changes.isEmpty {
                     if files.count > 1 { Terminal.line((n > 0 ? "\n" : "") + "file: \(file)") }
                     Terminal.line(text(result.tags))
+                    for chapter in result.chapters {
+                        Terminal.line("chapter \(clock(chapter.start)) \(chapter.title)")
+                    }
                     if !changes.isEmpty && !arguments.quiet {
                         Terminal.write(arguments.dryRun ? "dry run: \(file) is unchanged\n"
                                        : result.method == .none ? "\(file): the tags were already these\n"
@@ -85,6 +99,15 @@ enum TagCommand {
         }
     }
 
+    /// `HH:MM:SS.mmm`, as mp4chaps writes chapter starts.
+    static func clock(_ seconds: Double) -> String {
+        let milliseconds = Int((max(0, seconds) * 1000).rounded())
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let ms = milliseconds % 1000
+        return "\(two(milliseconds / 3_600_000)):\(two(milliseconds / 60_000 % 60)):\(two(milliseconds / 1000 % 60))."
+            + (ms < 10 ? "00" : ms < 100 ? "0" : "") + "\(ms)"
+    }
+
     /// One line per item: the friendly key where there is one, else the raw code.
     static func text(_ tags: ItemList) -> String {
         guard !tags.items.isEmpty else { return "(no tags)" }
@@ -98,6 +121,9 @@ enum TagCommand {
             ("input", .string(file)), ("status", .string("ok")),
             ("written", .string(dryRun && changed ? "dry_run" : result.method.rawValue)),
             ("tags", .array(result.tags.items.map(json))),
+            ("chapters", .array(result.chapters.map { chapter in
+                .object([("start", .double(chapter.start)), ("title", .string(chapter.title))])
+            })),
             ("warnings", .array(result.warnings.map(JSON.string))),
         ])
     }

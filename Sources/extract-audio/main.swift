@@ -29,7 +29,8 @@ let usage = """
       extract-audio remux IN OUT.mp4 [--from T] [--to T | --duration D] [--drop-audio] [--drop-video]
                           [--track-id ID]… [--fragment SECONDS]
       extract-audio tag [--set KEY=VALUE]… [--remove KEY]… [--remove-all] [--cover IMAGE]…
-                        [--remove-cover] [--dry-run] [--json] FILE…
+                        [--remove-cover] [--chapters-from FILE | --remove-chapters] [--dry-run]
+                        [--json] FILE…
       extract-audio help | --help | --version
 
     Copies an audio track of an MP4/MOV/M4A/3GP file (regular or fragmented) into a new
@@ -115,7 +116,9 @@ let usage = """
     description, media_kind, … see the README), a four-character code (©nam) or
     ----:MEAN:NAME; track and disc take N or N/TOTAL (0-65535), compilation true or false.
     --remove KEY, --remove-all; --cover IMAGE (JPEG or PNG, repeatable) replaces the covers,
-    --remove-cover drops them. --dry-run prints the tags the change would give and writes
+    --remove-cover drops them. --chapters-from FILE replaces the chapters (mp4chaps lines
+    "HH:MM:SS.mmm Title" or an ;FFMETADATA1 file) with Nero chapters (chpl, at most 255);
+    --remove-chapters removes them. --dry-run prints the tags the change would give and writes
     nothing. Unknown items are kept byte for byte. The file is rewritten beside itself and
     moved into place atomically (samples and every other box copied unchanged), leaving
     padding after moov; the next edit that fits that padding is written in place, in steps

@@ -177,4 +177,20 @@ final class ItemListTests: XCTestCase {
         fresh.set(.text(["T"]), for: .code("©nam"))
         XCTAssertEqual(ItemList(userData: fresh.userData(replacingIn: nil) ?? [])[.code("©nam")], .text(["T"]))
     }
+
+    func testNeroChaptersRoundTrip() throws {
+        let long = String(repeating: "é", count: 200)  // 400 bytes: cut to 254, a whole character.
+        let chapters = NeroChapters(entries: [.init(start: 0, title: "Intro"), .init(start: 12_500_000, title: long)])
+        XCTAssertEqual(Array(chapters.bytes.prefix(31)), hexBytes("""
+            00000126 6368706C 01000000 00000000 02  0000000000000000 05 496E74726F
+            """))
+        var reader = ByteReader(chapters.bytes)
+        let (_, payload) = try XCTUnwrap(try reader.readBox(depth: 1))
+        let parsed = try NeroChapters(parsing: payload)
+        XCTAssertEqual(parsed.entries.map(\.start), [0, 12_500_000])
+        XCTAssertEqual(parsed.entries[1].title, String(repeating: "é", count: 127))
+        let userData = NeroChapters.userData(nil, replacingWith: chapters) ?? []
+        XCTAssertEqual(NeroChapters(userData: userData), parsed)
+        XCTAssertEqual(NeroChapters.userData(userData, replacingWith: nil), hexBytes("00000008 75647461"))
+    }
 }
