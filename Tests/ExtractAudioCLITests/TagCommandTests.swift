@@ -45,7 +45,9 @@ final class TagCommandTests: XCTestCase {
     static let files = ["meta-itunes.m4a", "aac-h264-faststart.mp4", "aac-h264-moov-end.mp4", "frag-dash.mp4",
                         "frag-cmaf.mp4", "frag-default-base-moof.mp4", "frag-gstreamer.mp4", "aac-quicktime.mov",
                         "meta-chapters-both.mp4", "meta-gapless-itunsmpb.m4a",
-                        "frag-keyframe.mp4", "frag-audio-only.m4a", "frag-tfdt-start.mp4"]
+                        "frag-keyframe.mp4", "frag-audio-only.m4a", "frag-tfdt-start.mp4",
+                        "layout-mdat-size-zero.mp4", "layout-mdat-largesize.mp4", "layout-two-mdats.mp4",
+                        "layout-free-skip-wide.mp4", "aac-3gp.3gp", "codec-alac.m4a", "meta-iphone.mov"]
 
     func testRewriteKeepsPacketsAndEveryOtherBox() throws {
         for name in Self.files {
@@ -196,6 +198,16 @@ final class TagCommandTests: XCTestCase {
         XCTAssertEqual(try runCLI(["tag", "--set", "title=x", inside]).status, 73)
         XCTAssertEqual(readFile(inside), original)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), ["song.m4a"])
+    }
+
+    /// A file we do not write into: a damaged tail (65), a directory (66); left as they were.
+    func testDamagedFilesAndDirectoriesAreRefused() throws {
+        let garbage = copy("layout-trailing-garbage.mp4")
+        let original = readFile(garbage)
+        XCTAssertEqual(try runCLI(["tag", "--set", "title=x", garbage]).status, 65)
+        XCTAssertEqual(readFile(garbage), original)
+        XCTAssertEqual(try runCLI(["tag", "--set", "title=x", directory.path]).status, 66)
+        XCTAssertEqual(try runCLI(["tag", directory.path]).status, 66)
     }
 
     func testSeveralFilesEachJudgedAlone() throws {
