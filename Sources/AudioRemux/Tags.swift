@@ -82,7 +82,8 @@ public enum TagFile {
     /// readers prefer) is refused with `.unsupportedInput` rather than left contradicting
     /// itself.
     @discardableResult
-    public static func edit(_ path: String, applying changes: TagChanges, dryRun: Bool = false) throws -> TagWriteResult {
+    public static func edit(_ path: String, applying changes: TagChanges,
+                            dryRun: Bool = false) throws -> TagWriteResult {
         var chapters: NeroChapters??
         if changes.removingChapters { chapters = .some(nil) }
         if let list = changes.chapters {
@@ -204,7 +205,8 @@ public enum TagFile {
                 try sink.perform(.write(bytes[...]))
             case .shift(let offset, let count, let type):
                 guard count <= Limits.maximumFragmentBoxSize else {
-                    throw RemuxError(.unsupportedInput, "\(shown): a \(type) box of \(count) bytes is too large to edit")
+                    throw RemuxError(.unsupportedInput,
+                                     "\(shown): a \(type) box of \(count) bytes is too large to edit")
                 }
                 let bytes = try input.bytes(at: offset, count: Int(count))
                 let shifted: [UInt8]

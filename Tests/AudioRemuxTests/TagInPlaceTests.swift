@@ -79,7 +79,8 @@ final class TagInPlaceTests: XCTestCase {
         XCTAssertEqual(small.method, .inPlace)
         XCTAssertEqual(readFile(path).count, size)
         XCTAssertEqual(try ffprobeTitle(path), "Small change")
-        let large = try TagFile.edit(path) { $0.set(.text([String(repeating: "la ", count: 20_000)]), for: .code("©lyr")) }
+        let lyrics = String(repeating: "la ", count: 20_000)
+        let large = try TagFile.edit(path) { $0.set(.text([lyrics]), for: .code("©lyr")) }
         XCTAssertEqual(large.method, .rewrite, "60 kB of lyrics do not fit 4 KiB of padding")
         XCTAssertEqual(try ffprobeTitle(path), "Small change")
     }

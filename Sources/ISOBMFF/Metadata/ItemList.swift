@@ -152,7 +152,8 @@ public struct ItemList: Sendable, Equatable {
     /// genre as text (how mutagen and FFmpeg show it).
     public subscript(key: TagKey) -> TagValue? {
         if let item = items.first(where: { $0.key == key }) { return item.value }
-        if key == .code("©gen"), case .genreNumber(let number)? = items.first(where: { $0.key == .code("gnre") })?.value,
+        if key == .code("©gen"),
+           case .genreNumber(let number)? = items.first(where: { $0.key == .code("gnre") })?.value,
            let name = TagValue.genreName(number) {
             return .text([name])
         }
@@ -242,7 +243,10 @@ public struct ItemList: Sendable, Equatable {
             var width = 8
             if case .integer(let bytes) = kind {
                 width = bytes
-            } else if let smallest = [1, 2, 4].first(where: { number >= -(Int64(1) << ($0 * 8 - 1)) && number < Int64(1) << ($0 * 8 - 1) }) {
+            } else if let smallest = [1, 2, 4].first(where: { bytes in
+                let limit = Int64(1) << (bytes * 8 - 1)
+                return number >= -limit && number < limit
+            }) {
                 width = smallest
             }
             return [MetadataBox.Value(dataType: 21, bytes: bigEndian(UInt64(bitPattern: number), width))]
