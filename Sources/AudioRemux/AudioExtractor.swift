@@ -28,6 +28,8 @@ public struct ExtractionOptions: Sendable {
     /// Carry metadata over (iTunes and QuickTime items, keys metadata, cover art, track
     /// name, chapters) and add `iTunSMPB` for gapless playback. Off: only what playback needs.
     public var keepMetadata: Bool
+    /// Tag changes made to the output (after ``keepMetadata`` kept or dropped the input's).
+    public var tags = TagChanges()
 
     /// Options with safe defaults: the first audio track, an existing destination left alone,
     /// no salvage, metadata kept, a 1 MiB buffer. `bufferSize` is raised to at least 64 KiB.

@@ -124,26 +124,8 @@ enum Chapters {
         return w.bytes
     }
 
-    /// Nero chapters (`chpl`): version, flags, [4 reserved bytes in version 1], a count,
-    /// then per chapter a 64-bit start in 100 ns units and a Pascal-string title.
+    /// Nero chapters (`udta/chpl`, ``NeroChapters``), in seconds.
     static func fromNero(_ userData: [UInt8]) -> [Chapter] {
-        var udta = ByteReader(userData)
-        guard let (_, body) = try? udta.readBox(depth: 1) else { return [] }
-        var children = body
-        while let (child, payload) = try? children.readBox(depth: 2) {
-            guard child.type == "chpl" else { continue }
-            var reader = payload
-            var chapters: [Chapter] = []
-            guard let (version, _) = try? reader.readVersionAndFlags() else { return [] }
-            if version == 1 { _ = try? reader.skip(4) }
-            guard let count = try? reader.readUInt8() else { return [] }
-            for _ in 0..<count {
-                guard let start = try? reader.readUInt64(), let length = try? reader.readUInt8(),
-                      let title = try? reader.readBytes(Int(length)) else { break }
-                chapters.append(Chapter(title: String(decoding: title, as: UTF8.self), start: Double(start) / 1e7))
-            }
-            return chapters
-        }
-        return []
+        NeroChapters(userData: userData)?.entries.map { Chapter(title: $0.title, start: Double($0.start) / 1e7) } ?? []
     }
 }

@@ -46,12 +46,12 @@ extension OutputExtras {
         extras.metadata = checked(movie.metadata, depth: 2, parent: "moov")
         extras.trackUserData = checked(track.userData, depth: 3, parent: track.path)
         extras.extendedLanguage = checked(track.extendedLanguage, depth: 4, parent: track.path + "/mdia")
-        let hasGaplessItem = extras.userData.map { Metadata.freeformNames(in: $0).contains("iTunSMPB") } ?? false
+        let hasGaplessItem = Metadata.hasGaplessItem(extras.userData)
         if !hasGaplessItem,
            let gapless = Extraction.gaplessNumbers(track: track, movie: movie, table: table, codec: codec)
         {
-            extras.userData = Metadata.userData(extras.userData, adding: Metadata.gaplessItem(
-                priming: gapless.priming, padding: gapless.padding, sampleCount: gapless.sampleCount))
+            extras.userData = Metadata.userData(extras.userData, settingGapless: gapless.priming,
+                                                padding: gapless.padding, sampleCount: gapless.sampleCount)
         }
         extras.addChapterTrack(for: track, in: movie, source: source)
         return extras

@@ -67,8 +67,10 @@ struct Extraction {
         // media's, so that the edit presents exactly the valid samples.
         let outputTimescale = presentation.isFromGaplessInfo ? track.mediaHeader.timescale : nil
         let mediaDuration = Self.mediaDuration(of: track, table: table, movie: movie, salvage: salvage)
-        extras = options.keepMetadata
+        var extras = options.keepMetadata
             ? try Self.extras(of: track, in: movie, source: source, table: table, codec: codec, name: name) : OutputExtras()
+        extras.userData = options.tags.userData(extras.userData)
+        self.extras = extras
         // The tables are parsed: let the memory of the raw moov go before building the output's.
         movie.releaseSampleTableBytes()
         track.releaseSampleTableBytes()

@@ -1,3 +1,5 @@
+import AudioRemux
+
 /// The parsed command line.
 struct Arguments {
     enum Mode: Equatable {
@@ -8,6 +10,7 @@ struct Arguments {
         case mux(video: String, music: [String], output: String)
         /// `remux IN OUT.mp4`: every kept track, optionally cut (RemuxCommand.swift).
         case remux(input: String, output: String)
+        case tag(files: [String])
         case help
         case version
     }
@@ -26,18 +29,22 @@ struct Arguments {
         case probe
         case mux
         case remux
+        case tag
     }
 
     /// The options each command takes (by their long name); any other is a usage error,
     /// never silently ignored. `--help` and `--version` go with every command.
     static let allowedOptions: [Command: Set<String>] = [
         .extract: ["--track", "--track-id", "--output-dir", "--jobs", "--overwrite", "--skip-existing", "--salvage",
-                   "--no-metadata", "--quiet", "--json", "--from", "--to", "--duration", "--split-chapters"],
+                   "--no-metadata", "--quiet", "--json", "--from", "--to", "--duration", "--split-chapters", "--set",
+                   "--cover"],
         .probe: ["--json", "--list", "--packets", "--track-id"],
         .mux: ["--audio", "--offset", "--loop", "--keep-original-audio", "--exact-seams", "--no-metadata", "--overwrite",
-               "--quiet", "--json"],
+               "--quiet", "--json", "--set", "--cover"],
         .remux: ["--from", "--to", "--duration", "--drop-audio", "--drop-video", "--track-id", "--fragment",
-                 "--overwrite", "--quiet", "--json"],
+                 "--overwrite", "--quiet", "--json", "--set", "--cover"],
+        .tag: ["--set", "--remove", "--remove-all", "--cover", "--remove-cover", "--chapters-from", "--remove-chapters",
+               "--dry-run", "--json", "--quiet"],
     ]
 
     /// The path that names a standard stream: standard input as INPUT, standard output as OUTPUT.
@@ -65,6 +72,19 @@ struct Arguments {
     var exactSeams = false
     /// Cuts and remux (RemuxCommand.swift).
     var cut = CutOptions()
+    /// `tag`: the changes, applied in this order: --remove-all, --remove, --remove-cover,
+    /// --set (in the order given), --cover (all of them replace the covers).
+    var tagSets: [(key: String, value: String)] = []
+    var tagRemovals: [String] = []
+    var removeAllTags = false
+    var covers: [String] = []
+    var removeCover = false
+    var dryRun = false
+    var chaptersFrom: String?
+    var removeChapters = false
+    /// The checked changes of --set, --cover (and, for tag, the removals): filled in by
+    /// `run()` before any file is touched.
+    var tagChanges = TagChanges()
 
     struct UsageError: Error {
         let message: String
@@ -146,6 +166,19 @@ struct Arguments {
                 }
                 trackID = id
                 cut.trackIDs.append(id)
+            case "--set":
+                let text = try value(name, attached)
+                guard let equals = text.firstIndex(of: "=") else {
+                    throw UsageError(message: "--set takes KEY=VALUE, not '\(text)'")
+                }
+                tagSets.append((String(text[..<equals]), String(text[text.index(after: equals)...])))
+            case "--remove": tagRemovals.append(try value(name, attached))
+            case "--remove-all": removeAllTags = true
+            case "--cover": covers.append(try value(name, attached))
+            case "--remove-cover": removeCover = true
+            case "--dry-run": dryRun = true
+            case "--chapters-from": chaptersFrom = try value(name, attached)
+            case "--remove-chapters": removeChapters = true
             case "--from", "--to", "--duration", "--drop-audio", "--drop-video", "--fragment", "--split-chapters":
                 try cut.parse(name, value: { try value(name, attached) })
             default:
@@ -161,7 +194,7 @@ struct Arguments {
             return
         }
         let command: Command = positional.first == "mux" ? .mux : positional.first == "remux" ? .remux
-            : list || positional.first == "probe" ? .probe : .extract
+            : positional.first == "tag" ? .tag : list || positional.first == "probe" ? .probe : .extract
         let allowed = Self.allowedOptions[command] ?? []
         if let stray = given.first(where: { !allowed.contains($0.name) && $0.name != "--version" }) {
             let hint = ["--audio", "--offset", "--loop", "--keep-original-audio"].contains(stray.name)
@@ -203,6 +236,23 @@ struct Arguments {
                 throw UsageError(message: "probe --packets takes one input file")
             }
             mode = .probe(inputs: inputs)
+            return
+        case .tag:
+            let files = Array(positional.dropFirst())
+            guard !files.isEmpty else {
+                throw UsageError(message: "tag takes one or more files: extract-audio tag [--set KEY=VALUE]… FILE…")
+            }
+            guard !files.contains(Self.standardStream) else {
+                throw UsageError(message: "tag edits files, not standard input ('-')")
+            }
+            if removeChapters && chaptersFrom != nil {
+                throw UsageError(message: "use --chapters-from (which replaces the chapters) or --remove-chapters, "
+                                 + "not both")
+            }
+            if removeCover && !covers.isEmpty {
+                throw UsageError(message: "use --cover (which replaces the covers) or --remove-cover, not both")
+            }
+            mode = .tag(files: files)
             return
         case .extract:
             break

@@ -90,6 +90,7 @@ enum RemuxCommand {
     /// Runs `remux`: one line on success (or a JSON object), one line on failure.
     static func run(input: String, output: String, arguments: Arguments) -> ExitStatus {
         var options = RemuxOptions()
+        options.tags = arguments.tagChanges
         do {
             options.range = try arguments.cut.range()
         } catch let error as Arguments.UsageError {

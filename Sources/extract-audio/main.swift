@@ -25,9 +25,12 @@ let usage = """
       extract-audio probe [--json] INPUT...       (or: extract-audio --list INPUT...)
       extract-audio probe --packets [--track-id ID] [--json] INPUT
       extract-audio mux VIDEO --audio MUSIC… [--offset S] [--loop] [--exact-seams]
-                        [--keep-original-audio] [--no-metadata] OUTPUT.mp4
+                        [--keep-original-audio] [--no-metadata] [--set K=V]… [--cover IMG]… OUTPUT.mp4
       extract-audio remux IN OUT.mp4 [--from T] [--to T | --duration D] [--drop-audio] [--drop-video]
                           [--track-id ID]… [--fragment SECONDS]
+      extract-audio tag [--set KEY=VALUE]… [--remove KEY]… [--remove-all] [--cover IMAGE]…
+                        [--remove-cover] [--chapters-from FILE | --remove-chapters] [--dry-run]
+                        [--json] FILE…
       extract-audio help | --help | --version
 
     Copies an audio track of an MP4/MOV/M4A/3GP file (regular or fragmented) into a new
@@ -58,6 +61,9 @@ let usage = """
                           [[h:]m:]s[.frac]); --duration D is --to FROM+D
           --split-chapters
                           with --output-dir: one DIR/NN - Title.m4a per chapter
+          --set KEY=VALUE, --cover IMAGE
+                          tag the output in the same pass, as tag does (also for remux
+                          and mux); with --no-metadata the input's tags go first
       -q, --quiet         no progress bar, no "wrote" line, no summary; errors and warnings
                           (something dropped, repaired or salvaged) still print
           --json          print one JSON object per input on stdout (result or error)
@@ -102,6 +108,22 @@ let usage = """
     seconds or [[h:]m:]s[.frac]). --fragment SECONDS writes a fragmented MP4 (fMP4) with
     fragments of about SECONDS starting at sync samples. Metadata is kept.
 
+    tag FILE… prints each file's tags (iTunes-style items in moov/udta/meta/ilst): friendly
+    keys in text; with --json one object per file, each item with its friendly key (or
+    null), raw code, type and typed value. --set KEY=VALUE (repeatable) sets an item, KEY
+    being a friendly key (title, artist, album, album_artist, date, genre, track, disc,
+    comment, composer, lyrics, grouping, bpm, compilation, sort_title, copyright, encoder,
+    description, media_kind, … see the README), a four-character code (©nam) or
+    ----:MEAN:NAME; track and disc take N or N/TOTAL (0-65535), compilation true or false.
+    --remove KEY, --remove-all; --cover IMAGE (JPEG or PNG, repeatable) replaces the covers,
+    --remove-cover drops them. --chapters-from FILE replaces the chapters (mp4chaps lines
+    "HH:MM:SS.mmm Title" or an ;FFMETADATA1 file) with Nero chapters (chpl, at most 255);
+    --remove-chapters removes them. --dry-run prints the tags the change would give and writes
+    nothing. Unknown items are kept byte for byte. The file is rewritten beside itself and
+    moved into place atomically (samples and every other box copied unchanged), leaving
+    padding after moov; the next edit that fits that padding is written in place, in steps
+    that each leave the old or the new tags (see the README). Each file is judged alone.
+
     Examples:
       extract-audio talk.mp4 talk.m4a
       extract-audio --track 1 interview.mov commentary.m4a
@@ -110,14 +132,16 @@ let usage = """
       extract-audio probe --json movie.mp4
       extract-audio remux --from 1:05 --to 1:20.5 match.mp4 goal.mp4
       extract-audio mux holiday.mp4 --audio song1.m4a --audio song2.m4a holiday-music.mp4
+      extract-audio tag --set title="Blue in Green" --set track=3/10 --cover front.jpg song.m4a
 
     The output is written under a temporary name beside OUTPUT and moved into place only
     when complete; on failure or Ctrl-C nothing is left behind.
     With --quiet, warnings (something dropped, repaired or salvaged) still print.
 
     Exit status:
-      0 success            64 usage error          65 malformed or truncated input
-      66 cannot open input 69 unsupported codec    73 output exists / cannot be created
+      0 success            64 usage error, bad tag key or value   65 malformed or truncated input
+      66 cannot open input 69 unsupported codec or cover image    73 output exists / cannot be created
+                           (tag: the file or its folder is read-only)
       74 I/O error         79 no audio track       130/143 interrupted (SIGINT/SIGTERM)
       With several inputs: the status of the first that failed.
     """
@@ -210,8 +234,9 @@ func extract(_ job: Arguments.Job, arguments: Arguments) -> Outcome {
     }
     let track: TrackChoice = arguments.trackID.map { .trackID($0) }
         ?? arguments.audioTrack.map { .audioIndex($0) } ?? .firstAudio
-    let options = ExtractionOptions(track: track, overwrite: arguments.overwrite, salvage: arguments.salvage,
+    var options = ExtractionOptions(track: track, overwrite: arguments.overwrite, salvage: arguments.salvage,
                                     keepMetadata: arguments.keepMetadata)
+    options.tags = arguments.tagChanges
     // A batch worker's text is held back (Batch.swift): the batch draws one bar of its own.
     let bar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal && Captured.current == nil
         ? ProgressBar(label: job.input) : nil
@@ -304,9 +329,9 @@ func makeDirectory(_ path: String) throws {
 
 func run() -> ExitStatus {
     let commandLine = Array(CommandLine.arguments.dropFirst())
-    let arguments: Arguments
+    var parsed: Arguments
     do {
-        arguments = try Arguments(commandLine)
+        parsed = try Arguments(commandLine)
     } catch let error as Arguments.UsageError {
         if commandLine.contains("--json") {
             Terminal.line(errorJSON(input: nil, output: nil, code: "usage", status: .usage, message: error.message))
@@ -318,6 +343,14 @@ func run() -> ExitStatus {
         return .usage
     }
     installSignalHandlers()
+    if !parsed.tagSets.isEmpty || !parsed.covers.isEmpty {
+        do {
+            parsed.tagChanges = try TagCommand.changes(parsed)
+        } catch {
+            return report(error, input: nil, output: nil, json: parsed.json)
+        }
+    }
+    let arguments = parsed
     switch arguments.mode {
     case .help:
         Terminal.line(usage)
@@ -332,6 +365,8 @@ func run() -> ExitStatus {
         return runMux(video: video, music: music, output: output, arguments: arguments)
     case .remux(let input, let output):
         return RemuxCommand.run(input: input, output: output, arguments: arguments)
+    case .tag(let files):
+        return TagCommand.run(files, arguments: arguments)
     case .extract(let jobs):
         if let job = jobs.first, job.output == Arguments.standardStream, isatty(1) != 0 {
             Terminal.error("standard output is a terminal: redirect it to a file or a pipe to receive the M4A")
@@ -381,9 +416,10 @@ func run() -> ExitStatus {
 /// `mux`: the progress bar on a terminal, the "wrote" line or --json object, and on stderr
 /// what of the video was not carried over.
 func runMux(video: String, music: [String], output: String, arguments: Arguments) -> ExitStatus {
-    let options = MuxOptions(musicOffset: arguments.musicOffset, keepOriginalAudio: arguments.keepOriginalAudio,
+    var options = MuxOptions(musicOffset: arguments.musicOffset, keepOriginalAudio: arguments.keepOriginalAudio,
                              loop: arguments.loop, exactSeams: arguments.exactSeams,
                              keepMetadata: arguments.keepMetadata, overwrite: arguments.overwrite)
+    options.tags = arguments.tagChanges
     let bar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal ? ProgressBar(label: video) : nil
     do {
         let result = try BackgroundMusic.mux(video: video, music: music, to: output, options: options,

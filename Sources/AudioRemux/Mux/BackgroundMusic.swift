@@ -17,6 +17,8 @@ public struct MuxOptions: Sendable {
     /// Keep the video's tags, cover art and metadata keys (make, model, location, creation
     /// date). On by default.
     public var keepMetadata: Bool
+    /// Tag changes made to the output (after ``keepMetadata`` kept or dropped the video's).
+    public var tags = TagChanges()
     /// Replace an existing destination (atomically). Off by default: an existing file is
     /// never touched.
     public var overwrite: Bool
@@ -279,6 +281,7 @@ struct MuxPlan {
         } else if reader.movie.userData != nil || reader.movie.metadata != nil {
             notes.append("the video's metadata (tags, cover art, metadata keys)")
         }
+        output.userData = options.tags.userData(output.userData)
 
         // Video tracks: samples as they are, edits in the new movie timescale; the first
         // video track's presented length is the goal.

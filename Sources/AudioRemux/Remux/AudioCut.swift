@@ -32,7 +32,7 @@ public enum AudioCut {
         let whole = try Intermediate(input: input, beside: outputPath, options: options)
         defer { whole.remove() }
         return try whole.cut(range, to: outputPath, name: input.path, overwrite: options.overwrite,
-                             keepMetadata: options.keepMetadata)
+                             keepMetadata: options.keepMetadata, tags: options.tags)
     }
 
     /// One output per chapter of `input`: `directory/NN - Title.m4a` (NN from 01; a title's
@@ -66,7 +66,8 @@ public enum AudioCut {
             let end = n + 1 < chapters.count ? CutTime(nanoseconds: UInt64(max(0, chapters[n + 1].start) * 1e9)) : nil
             if let end, end <= start { continue }
             results.append(try whole.cut(CutRange(from: start, to: end), to: names[n], name: input.path,
-                                         overwrite: options.overwrite, keepMetadata: options.keepMetadata))
+                                         overwrite: options.overwrite, keepMetadata: options.keepMetadata,
+                                         tags: options.tags))
         }
         return results
     }
@@ -99,11 +100,12 @@ public enum AudioCut {
         }
 
         func cut(_ range: CutRange, to output: String, name: String, overwrite: Bool,
-                 keepMetadata: Bool) throws -> ExtractionResult {
+                 keepMetadata: Bool, tags: TagChanges) throws -> ExtractionResult {
             var options = RemuxOptions(range: range)
             options.audioOnly = true
             options.overwrite = overwrite
             options.keepMetadata = keepMetadata
+            options.tags = tags
             let input = try InputFile(path: path, name: name)
             let reader = try MovieReader(reading: input)
             var writer = MovieWriter()
@@ -113,12 +115,12 @@ public enum AudioCut {
             }
             // The plan left out the whole input's chapters and iTunSMPB; the cut gets its own
             // iTunSMPB where the extraction wrote one.
-            if keepMetadata, let whole = reader.movie.userData,
-               Metadata.freeformNames(in: whole).contains("iTunSMPB") {
+            if keepMetadata, Metadata.hasGaplessItem(reader.movie.userData) {
                 let padding = track.mediaTicks &- track.skippedTicks &- track.presentedTicks
-                writer.userData = Metadata.userData(writer.userData, adding: Metadata.gaplessItem(
-                    priming: track.skippedTicks, padding: track.mediaTicks >= track.skippedTicks + track.presentedTicks
-                        ? padding : 0, sampleCount: track.presentedTicks))
+                let hasPadding = track.mediaTicks >= track.skippedTicks + track.presentedTicks
+                writer.userData = Metadata.userData(writer.userData, settingGapless: track.skippedTicks,
+                                                    padding: hasPadding ? padding : 0,
+                                                    sampleCount: track.presentedTicks)
             }
             let sink = try MovieFileSink(destination: output, overwrite: overwrite, sources: [input])
             var target = sink

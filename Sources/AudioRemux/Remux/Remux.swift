@@ -23,6 +23,8 @@ public struct RemuxOptions: Sendable {
     public var audioOnly = false
     /// Keep `moov/udta` and `moov/meta` (tags, chapters), sanitized.
     public var keepMetadata = true
+    /// Tag changes made to the output (after ``keepMetadata`` kept or dropped the input's).
+    public var tags = TagChanges()
 
     /// Options for a plain remux of every track.
     public init(range: CutRange? = nil) {
@@ -213,9 +215,10 @@ public enum Remux {
             // Nero chapters and iTunSMPB describe the whole input: a cut's chapter track is
             // cut with it, and its edit lists say what iTunSMPB said.
             if options.range != nil, let userData = writer.userData {
-                writer.userData = Gapless.removingGaplessItem(Gapless.removing(["chpl"], from: userData))
+                writer.userData = Metadata.userData(removingGaplessFrom: Gapless.removing(["chpl"], from: userData))
             }
         }
+        writer.userData = options.tags.userData(writer.userData)
         var newIDs: [UInt32: UInt32] = [:]
         for (index, track) in kept.enumerated() { newIDs[track.id] = UInt32(index + 1) }
         var tracks: [RemuxResult.Track] = []

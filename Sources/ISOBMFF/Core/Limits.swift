@@ -78,6 +78,10 @@ extension Limits {
 
     /// The most metadata items `probe` lists from one `ilst`.
     public static let maximumMetadataItems = 4096
+
+    /// The most top-level boxes a tag edit walks (a fragmented file has two per fragment):
+    /// their headers are held in memory to plan the rewrite.
+    public static let maximumTopLevelBoxes = 1 << 21
 }
 
 extension Limits {

@@ -1,0 +1,318 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CSystem
+import ISOBMFF
+
+/// What writing tags did.
+public struct TagWriteResult: Sendable {
+    /// How the file was written.
+    public enum Method: String, Sendable {
+        /// The whole file rewritten beside the original and published atomically.
+        case rewrite
+        /// The new `moov` written into the padding after the old one (see the README).
+        case inPlace = "in_place"
+        /// Nothing written: the tags were already these, or it was a dry run.
+        case none
+    }
+
+    /// The tags the file holds afterwards (or would hold, on a dry run).
+    public var tags: ItemList
+    /// How it was written.
+    public var method: Method
+    /// Damaged items skipped while reading, and the like.
+    public var warnings: [String]
+    /// The Nero chapters (`udta/chpl`) the file holds afterwards.
+    public var chapters: [Chapter] = []
+
+    init(tags: ItemList, method: Method, warnings: [String]) {
+        self.tags = tags
+        self.method = method
+        self.warnings = warnings
+    }
+}
+
+/// Reading and writing a file's iTunes-style tags (`moov/udta/meta/ilst`).
+///
+/// ```swift
+/// try TagFile.edit("song.m4a") { tags in
+///     tags.set(.text(["New title"]), for: try TagKey.parse("title"))
+/// }
+/// ```
+///
+/// Writing follows the project's rule: the new file is written beside the original and
+/// moved over it atomically; every top-level box but `moov` is copied byte for byte, the
+/// sample bytes never change, absolute offsets are moved, and a `free` box of at least the
+/// new `moov`'s size plus 4 KiB follows `moov` for the next edit.
+public enum TagFile {
+    /// The tags of the file at `path`, with warnings for damaged items.
+    public static func read(_ path: String) throws -> ItemList {
+        let input = try InputFile(path: path)
+        let layout = try Layout(input)
+        return ItemList(userData: layout.userData ?? [])
+    }
+
+    /// Changes the tags of the file at `path` with `change` and writes them (unless
+    /// `dryRun`, or nothing changed).
+    @discardableResult
+    public static func edit(_ path: String, dryRun: Bool = false,
+                            _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
+        try edit(path, dryRun: dryRun, stoppingAfterWrite: nil, change)
+    }
+
+    /// Thrown by ``edit(_:dryRun:stoppingAfterWrite:_:)`` when told to stop (tests only).
+    struct InjectedStop: Error {}
+
+    /// `edit`, optionally stopping after the given write (and its sync) of an in-place edit,
+    /// as a crash would: tests check that the file then opens with the old or the new tags.
+    static func edit(_ path: String, dryRun: Bool, stoppingAfterWrite stop: Int?,
+                     _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
+        try edit(path, dryRun: dryRun, stoppingAfterWrite: stop, chapters: nil, change)
+    }
+
+    /// Makes `changes` (tags, covers, and Nero chapters) to the file at `path`, as
+    /// ``edit(_:dryRun:_:)`` does.
+    ///
+    /// Chapters are written in Nero's form (`udta/chpl`, which FFmpeg and mutagen read), at
+    /// most ``NeroChapters/maximumCount``; a file with a QuickTime chapter track (which
+    /// readers prefer) is refused with `.unsupportedInput` rather than left contradicting
+    /// itself.
+    @discardableResult
+    public static func edit(_ path: String, applying changes: TagChanges,
+                            dryRun: Bool = false) throws -> TagWriteResult {
+        var chapters: NeroChapters??
+        if changes.removingChapters { chapters = .some(nil) }
+        if let list = changes.chapters {
+            guard list.count <= NeroChapters.maximumCount else {
+                throw RemuxError(.unsupportedInput, "\(list.count) chapters: Nero's chpl holds at most "
+                                 + "\(NeroChapters.maximumCount), and the QuickTime chapter track is not written yet")
+            }
+            chapters = NeroChapters(entries: list.map {
+                NeroChapters.Entry(start: UInt64(max(0, $0.start) * 1e7), title: $0.title)
+            })
+        }
+        return try edit(path, dryRun: dryRun, stoppingAfterWrite: nil, chapters: chapters) { changes.apply(to: &$0) }
+    }
+
+    static func edit(_ path: String, dryRun: Bool, stoppingAfterWrite stop: Int?, chapters: NeroChapters??,
+                     _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
+        let target = resolvedPath(path)
+        let input = try InputFile(path: target, name: path)
+        let layout = try Layout(input)
+        let before = ItemList(userData: layout.userData ?? [])
+        var tags = before
+        try change(&tags)
+        tags.warnings = []
+        var newUserData = tags.userData(replacingIn: layout.userData)
+        if let chapters {
+            let movie = try Movie(reading: input)
+            if movie.tracks.contains(where: { !($0.references["chap"] ?? []).isEmpty }) {
+                throw RemuxError(.unsupportedInput, "\(path) has a QuickTime chapter track, which readers prefer to "
+                                 + "Nero chapters; replacing it is not supported yet (the file is left as it was)")
+            }
+            newUserData = NeroChapters.userData(newUserData, replacingWith: chapters)
+        }
+        var result = TagWriteResult(tags: tags, method: .none, warnings: before.warnings)
+        result.chapters = newUserData.flatMap(NeroChapters.init(userData:)).map { list in
+            list.entries.map { Chapter(title: $0.title, start: Double($0.start) / 1e7) }
+        } ?? []
+        if dryRun || newUserData == layout.userData { return result }
+        try checkWritable(target, shown: path)
+        do {
+            if let writes = try TagRewritePlan.inPlaceEdit(boxes: layout.boxes, movieBox: layout.movieBox,
+                                                           userData: newUserData) {
+                try writeInPlace(writes, to: target, shown: path, stop: stop)
+                var written = result
+                written.method = .inPlace
+                return written
+            }
+        } catch let error as ISOBMFFError {
+            throw RemuxError(.invalidInput, "\(path): \(error.message)")
+        }
+        let plan: TagRewritePlan
+        do {
+            plan = try TagRewritePlan(boxes: layout.boxes, movieBox: layout.movieBox, userData: newUserData)
+        } catch let error as ISOBMFFError {
+            throw RemuxError(.unsupportedInput, "\(path): \(error.message)")
+        }
+        try rewrite(input, plan: plan, to: target, shown: path)
+        var written = result
+        written.method = .rewrite
+        return written
+    }
+
+    /// Refuses a file that is read-only, or in a read-only folder (the rewrite creates a file
+    /// beside it): by access(2), and by the mode bits, which root's access(2) ignores but a
+    /// user who made a file read-only means.
+    static func checkWritable(_ target: String, shown: String) throws {
+        let folder = directoryName(of: target)
+        for (path, what) in [(target, "the file"), (folder, "its folder \(folder)")] {
+            var status = stat()
+            guard stat(path, &status) == 0 else { continue }
+            if access(path, W_OK) != 0 || status.st_mode & 0o222 == 0 {
+                throw RemuxError(.cannotCreateOutput, "cannot write \(shown): \(what) is read-only (left as it was)")
+            }
+        }
+    }
+
+    /// The in-place writes, each followed by a sync (`F_FULLFSYNC` on Darwin).
+    static func writeInPlace(_ writes: [(offset: UInt64, bytes: [UInt8])], to target: String, shown: String,
+                             stop: Int?) throws {
+        let fd = retryingOnInterrupt { open(target, O_WRONLY | O_CLOEXEC) }
+        guard fd >= 0 else { throw RemuxError(.cannotCreateOutput, "cannot write \(shown): \(errorText(errno))") }
+        defer { close(fd) }
+        for (n, write) in writes.enumerated() {
+            guard let offset = off_t(exactly: write.offset) else {
+                throw RemuxError(.ioError, "cannot write \(shown) at byte \(write.offset)")
+            }
+            let written = write.bytes.withUnsafeBytes { buffer in
+                retryingOnInterrupt { pwrite(fd, buffer.baseAddress, buffer.count, offset) }
+            }
+            guard written == write.bytes.count else {
+                let code = written < 0 ? errno : ENOSPC
+                throw RemuxError(.ioError, "cannot write \(shown): \(errorText(code)) (stopped after \(n) of "
+                                 + "\(writes.count) in-place steps; the file has its old tags)")
+            }
+            guard csystem_full_sync(fd) == 0 else {
+                throw RemuxError(.ioError, "cannot sync \(shown): \(errorText(errno))")
+            }
+            if let stop, n + 1 == stop { throw InjectedStop() }
+        }
+    }
+
+    /// The path with symbolic links resolved, so that the file they point to is edited and
+    /// the links stay links.
+    static func resolvedPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Writes the plan beside `target` and publishes it over `target`, with its permissions.
+    static func rewrite(_ input: InputFile, plan: TagRewritePlan, to target: String, shown: String) throws {
+        var status = stat()
+        let mode = stat(target, &status) == 0 ? status.st_mode & 0o7777 : 0o644
+        let sink = try MovieFileSink(destination: target, overwrite: true, sources: [input])
+        for piece in plan.pieces {
+            switch piece {
+            case .copy(let offset, let count):
+                try sink.perform(.copy(source: 0, offset: offset, count: count))
+            case .write(let bytes):
+                try sink.perform(.write(bytes[...]))
+            case .shift(let offset, let count, let type):
+                guard count <= Limits.maximumFragmentBoxSize else {
+                    throw RemuxError(.unsupportedInput,
+                                     "\(shown): a \(type) box of \(count) bytes is too large to edit")
+                }
+                let bytes = try input.bytes(at: offset, count: Int(count))
+                let shifted: [UInt8]
+                do {
+                    shifted = try TagRewritePlan.shiftedFragmentBox(bytes, by: plan.delta, threshold: plan.threshold)
+                } catch let error as ISOBMFFError {
+                    throw RemuxError(.invalidInput, "\(shown): \(error.message)")
+                }
+                try sink.perform(.write(shifted[...]))
+            }
+        }
+        try sink.publish()
+        _ = chmod(target, mode)
+    }
+
+    /// The top-level boxes of a file and its `moov`.
+    struct Layout {
+        var boxes: [BoxHeader]
+        var movieBox: [UInt8]
+        var userData: [UInt8]?
+
+        init(_ input: InputFile) throws {
+            boxes = []
+            var offset: UInt64 = 0
+            var moov: BoxHeader?
+            while offset < input.length {
+                let available = input.length - offset
+                let headerBytes = try input.bytes(at: offset, count: Int(min(available, 32)))
+                var reader = ByteReader(headerBytes, fileOffset: offset)
+                let header: BoxHeader
+                do {
+                    header = try BoxHeader(parsing: &reader, available: available, parentPath: "")
+                } catch let error as ISOBMFFError {
+                    throw RemuxError(.invalidInput, "\(input.name): the box at byte \(offset) is damaged or cut "
+                                     + "short (\(error.message)); tags are not written into a damaged file")
+                }
+                if header.type == "moov" && moov == nil { moov = header }
+                boxes.append(header)
+                offset = header.end
+                guard boxes.count <= Limits.maximumTopLevelBoxes else {
+                    throw RemuxError(.unsupportedInput, "\(input.name): more than \(Limits.maximumTopLevelBoxes) "
+                                     + "top-level boxes")
+                }
+            }
+            guard let moov else { throw RemuxError(.invalidInput, "\(input.name) has no moov box: not an MP4 file") }
+            guard moov.size <= Limits.maximumMovieBoxSize else {
+                throw RemuxError(.unsupportedInput, "\(input.name): its moov of \(moov.size) bytes is too large")
+            }
+            movieBox = try input.bytes(at: moov.offset, count: Int(moov.size))
+            var reader = ByteReader(movieBox)
+            userData = nil
+            if let (_, payload) = try? reader.readBox(depth: 1) {
+                var children = payload
+                while userData == nil, let (child, _) = try? children.readBox(depth: 2) {
+                    if child.type == "udta" { userData = children.bytes(of: child) }
+                }
+            }
+        }
+    }
+}
+
+/// Tag changes to make, in this order: remove everything, remove keys, remove the covers,
+/// set items (in order), set the covers. ``TagFile/edit(_:dryRun:_:)`` takes them through
+/// ``apply(to:)``; extraction, remux and mux apply them to their output
+/// (``ExtractionOptions/tags``, ``RemuxOptions/tags``, ``MuxOptions/tags``), after
+/// `keepMetadata` has kept or dropped the input's tags.
+public struct TagChanges: Sendable, Equatable {
+    /// Remove every item first.
+    public var removingAll = false
+    /// Keys to remove.
+    public var removals: [TagKey] = []
+    /// Remove the cover images.
+    public var removingCovers = false
+    /// Items to set, in order: each replaces the items of its key.
+    public var settings: [ItemList.Item] = []
+    /// Cover images that replace any others, in order; none to leave the covers alone.
+    public var covers: [TagImage] = []
+    /// Chapters that replace the Nero chapters (``TagFile/edit(_:applying:dryRun:)``); nil
+    /// to leave them alone.
+    public var chapters: [Chapter]?
+    /// Remove the Nero chapters.
+    public var removingChapters = false
+
+    /// No changes.
+    public init() {}
+
+    /// Whether there is nothing to change.
+    public var isEmpty: Bool {
+        !removingAll && removals.isEmpty && !removingCovers && settings.isEmpty && covers.isEmpty && chapters == nil
+            && !removingChapters
+    }
+
+    /// Makes the changes to `tags`.
+    public func apply(to tags: inout ItemList) {
+        if removingAll { tags.items.removeAll() }
+        for key in removals { tags.remove(key) }
+        if removingCovers { tags.remove(.code("covr")) }
+        for item in settings { tags.set(item.value, for: item.key) }
+        if !covers.isEmpty { tags.set(.images(covers), for: .code("covr")) }
+    }
+
+    /// `userData` (a whole `udta`, or nil) with the changes made; unchanged when there are none.
+    func userData(_ userData: [UInt8]?) -> [UInt8]? {
+        guard !isEmpty else { return userData }
+        var tags = ItemList(userData: userData ?? [])
+        apply(to: &tags)
+        return tags.userData(replacingIn: userData)
+    }
+}

@@ -1,0 +1,267 @@
+/// The iTunes item list (`ilst`, QuickTime File Format "Metadata", as Apple's M4A files use
+/// it inside `moov/udta/meta`), read and written: items in file order, each with its key
+/// and typed value.
+///
+/// Items nobody changes are written back byte for byte (their original box is kept), so an
+/// item this model does not understand survives any edit. Setting a key replaces its first
+/// item where it stands and drops the others with that key; a new key goes at the end.
+/// Bounded: at most ``Limits/maximumMetadataItems`` items and values per item.
+public struct ItemList: Sendable, Equatable {
+    /// One item.
+    public struct Item: Sendable, Equatable {
+        /// The item's code or freeform name.
+        public var key: TagKey
+        /// The typed value.
+        public var value: TagValue
+        /// The item box as read, header included; nil once changed. Written as it is.
+        public var originalBytes: [UInt8]?
+
+        /// A new item (written from its value).
+        public init(key: TagKey, value: TagValue) {
+            self.key = key
+            self.value = value
+            self.originalBytes = nil
+        }
+    }
+
+    /// The items, in file order.
+    public var items: [Item]
+    /// One message per damaged item skipped while reading.
+    public var warnings: [String] = []
+
+    /// An empty list.
+    public init() {
+        items = []
+    }
+
+    /// Reads the payload of an `ilst` box. A damaged item (a child box that does not fit,
+    /// a `----` item without `mean` or `name`) is skipped with a warning; the rest is kept.
+    public init(parsing payload: ByteReader) {
+        items = []
+        var list = payload
+        while list.remaining > 0 {
+            guard items.count < Limits.maximumMetadataItems else {
+                warnings.append("\(payload.path): more than \(Limits.maximumMetadataItems) items; the rest is dropped")
+                break
+            }
+            let header: BoxHeader
+            let body: ByteReader
+            do {
+                guard let read = try list.readBox(depth: 1) else { break }
+                (header, body) = read
+            } catch {
+                warnings.append("skipped a damaged ilst item: \(error)")
+                break
+            }
+            do {
+                var item = try Self.item(header.type, body)
+                item.originalBytes = list.bytes(of: header)
+                items.append(item)
+            } catch {
+                warnings.append("skipped the damaged ilst item \(header.type): \(error)")
+            }
+        }
+    }
+
+    struct DamagedItem: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func item(_ type: FourCC, _ payload: ByteReader) throws -> Item {
+        var values: [MetadataBox.Value] = []
+        var mean: String?
+        var name: String?
+        var children = payload
+        while let (child, body) = try children.readBox(depth: 2) {
+            var reader = body
+            switch child.type {
+            case "data":
+                guard values.count < Limits.maximumMetadataItems else { continue }
+                let dataType = try reader.readUInt32()
+                let locale = try reader.readUInt32()
+                values.append(MetadataBox.Value(dataType: dataType, locale: locale, bytes: reader.readRemainingBytes()))
+            case "mean", "name":
+                try reader.skip(4)
+                let text = String(decoding: reader.readRemainingBytes(), as: UTF8.self)
+                if child.type == "mean" { mean = text } else { name = text }
+            default:
+                break  // Kept through originalBytes.
+            }
+        }
+        let key: TagKey
+        if type == "----" {
+            guard let mean, let name else { throw DamagedItem(description: "a ---- item without mean or name") }
+            key = .freeform(mean: mean, name: name)
+        } else {
+            key = .code(type)
+        }
+        return Item(key: key, value: typedValue(values, kind: key.kind))
+    }
+
+    /// The values of an item typed by what its key holds; `data` when they are not what the
+    /// key expects (an item some writer got wrong is kept, not reinterpreted).
+    static func typedValue(_ values: [MetadataBox.Value], kind: TagKey.Kind) -> TagValue {
+        func integer(_ bytes: [UInt8], signed: Bool) -> Int64? {
+            guard [1, 2, 3, 4, 8].contains(bytes.count) else { return nil }
+            let unsigned = bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let shift = UInt64(64 - 8 * bytes.count)
+            return signed ? Int64(bitPattern: unsigned << shift) >> Int64(shift) : Int64(exactly: unsigned)
+        }
+        let only = values.count == 1 ? values[0] : nil
+        let type = only.map { $0.dataType & 0x00FF_FFFF }
+        switch kind {
+        case .text:
+            let texts = values.compactMap { [0, 1, 2, 4, 5].contains($0.dataType & 0x00FF_FFFF) ? $0.text : nil }
+            if !values.isEmpty && texts.count == values.count { return .text(texts) }
+        case .integer:
+            if let only, let type, [0, 21, 22].contains(type), let value = integer(only.bytes, signed: type != 22) {
+                return .integer(value)
+            }
+        case .flag:
+            if let only, let type, [0, 21, 22].contains(type), let value = integer(only.bytes, signed: false) {
+                return .flag(value != 0)
+            }
+        case .pair:
+            if let only, type == 0 || type == 21, only.bytes.count >= 6 {
+                let bytes = only.bytes
+                return .pair(number: UInt16(bytes[2]) << 8 | UInt16(bytes[3]),
+                             total: UInt16(bytes[4]) << 8 | UInt16(bytes[5]))
+            }
+        case .genreNumber:
+            if let only, type == 0 || type == 21, only.bytes.count == 2 {
+                return .genreNumber(UInt16(only.bytes[0]) << 8 | UInt16(only.bytes[1]))
+            }
+        case .images:
+            var images: [TagImage] = []
+            for value in values {
+                switch value.dataType & 0x00FF_FFFF {
+                case 13: images.append(TagImage(format: .jpeg, bytes: value.bytes))
+                case 14: images.append(TagImage(format: .png, bytes: value.bytes))
+                case 0: if let image = TagImage(bytes: value.bytes) { images.append(image) }
+                default: break
+                }
+            }
+            if !values.isEmpty && images.count == values.count { return .images(images) }
+        }
+        return .data(values)
+    }
+
+    // MARK: Reading and changing
+
+    /// The value of the first item with `key`; for `©gen` without one, a `gnre` number's
+    /// genre as text (how mutagen and FFmpeg show it).
+    public subscript(key: TagKey) -> TagValue? {
+        if let item = items.first(where: { $0.key == key }) { return item.value }
+        if key == .code("©gen"),
+           case .genreNumber(let number)? = items.first(where: { $0.key == .code("gnre") })?.value,
+           let name = TagValue.genreName(number) {
+            return .text([name])
+        }
+        return nil
+    }
+
+    /// Sets `key` to `value`: its first item takes the new value where it stands, other
+    /// items with that key go; a key not present is added at the end. Setting `©gen`
+    /// removes `gnre` (one genre, as text).
+    public mutating func set(_ value: TagValue, for key: TagKey) {
+        if key == .code("©gen") { items.removeAll { $0.key == .code("gnre") } }
+        var new = Item(key: key, value: value)
+        new.originalBytes = nil
+        if let index = items.firstIndex(where: { $0.key == key }) {
+            items[index] = new
+            var seen = false
+            items.removeAll { item in
+                guard item.key == key else { return false }
+                defer { seen = true }
+                return seen
+            }
+        } else {
+            items.append(new)
+        }
+    }
+
+    /// Removes every item with `key`; `©gen` takes `gnre` with it.
+    public mutating func remove(_ key: TagKey) {
+        items.removeAll { $0.key == key || (key == .code("©gen") && $0.key == .code("gnre")) }
+    }
+
+    // MARK: Writing
+
+    /// The `ilst` box, header included.
+    public var bytes: [UInt8] {
+        var w = BoxWriter()
+        write(to: &w)
+        return w.bytes
+    }
+
+    /// Writes the `ilst` box: unchanged items byte for byte, the others from their values.
+    public func write(to w: inout BoxWriter) {
+        w.box("ilst") { ilst in
+            for item in items {
+                if let original = item.originalBytes {
+                    ilst.write(bytes: original)
+                } else {
+                    Self.write(item, to: &ilst)
+                }
+            }
+        }
+    }
+
+    static func write(_ item: Item, to w: inout BoxWriter) {
+        let values = dataValues(item.value, kind: item.key.kind)
+        switch item.key {
+        case .code(let code):
+            w.box(code) { box in writeData(values, to: &box) }
+        case .freeform(let mean, let name):
+            w.box("----") { box in
+                box.fullBox("mean", version: 0, flags: 0) { $0.write(bytes: Array(mean.utf8)) }
+                box.fullBox("name", version: 0, flags: 0) { $0.write(bytes: Array(name.utf8)) }
+                writeData(values, to: &box)
+            }
+        }
+    }
+
+    static func writeData(_ values: [MetadataBox.Value], to w: inout BoxWriter) {
+        for value in values {
+            // The type indicator's top byte is the data box's version, 0; the rest its flags.
+            w.fullBox("data", version: 0, flags: value.dataType & 0x00FF_FFFF) { data in
+                data.write(value.locale)
+                data.write(bytes: value.bytes)
+            }
+        }
+    }
+
+    /// The `data` boxes of a value, in the widths and types iTunes and mutagen write.
+    static func dataValues(_ value: TagValue, kind: TagKey.Kind) -> [MetadataBox.Value] {
+        func bigEndian(_ value: UInt64, _ width: Int) -> [UInt8] {
+            (0..<width).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+        }
+        switch value {
+        case .text(let strings):
+            return strings.map { MetadataBox.Value(dataType: 1, bytes: Array($0.utf8)) }
+        case .integer(let number):
+            var width = 8
+            if case .integer(let bytes) = kind {
+                width = bytes
+            } else if let smallest = [1, 2, 4].first(where: { bytes in
+                let limit = Int64(1) << (bytes * 8 - 1)
+                return number >= -limit && number < limit
+            }) {
+                width = smallest
+            }
+            return [MetadataBox.Value(dataType: 21, bytes: bigEndian(UInt64(bitPattern: number), width))]
+        case .flag(let on):
+            return [MetadataBox.Value(dataType: 21, bytes: [on ? 1 : 0])]
+        case .pair(let number, let total):
+            var bytes: [UInt8] = [0, 0] + bigEndian(UInt64(number), 2) + bigEndian(UInt64(total), 2)
+            if case .pair(6) = kind {} else { bytes += [0, 0] }
+            return [MetadataBox.Value(dataType: 0, bytes: bytes)]
+        case .genreNumber(let number):
+            return [MetadataBox.Value(dataType: 0, bytes: bigEndian(UInt64(number), 2))]
+        case .images(let images):
+            return images.map { MetadataBox.Value(dataType: $0.format.dataType, bytes: $0.bytes) }
+        case .data(let values):
+            return values
+        }
+    }
+}

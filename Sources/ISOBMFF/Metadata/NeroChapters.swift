@@ -1,0 +1,107 @@
+/// Nero's chapter list, `moov/udta/chpl`: a full box (version 1 adds 4 reserved bytes), an
+/// 8-bit count, then per chapter a 64-bit start in 100-nanosecond units and a title as a
+/// Pascal string (at most 255 bytes of UTF-8). FFmpeg (`mov_read_chpl`) and mutagen read it;
+/// the 8-bit count limits it to 255 chapters.
+public struct NeroChapters: Sendable, Equatable {
+    /// One chapter.
+    public struct Entry: Sendable, Equatable {
+        /// The start, in units of 100 ns.
+        public var start: UInt64
+        /// The title (cut to 255 bytes of UTF-8, at a character boundary, when written).
+        public var title: String
+
+        /// A chapter from its start and title.
+        public init(start: UInt64, title: String) {
+            self.start = start
+            self.title = title
+        }
+    }
+
+    /// The most chapters the 8-bit count can hold.
+    public static let maximumCount = 255
+
+    /// The chapters, in order.
+    public var entries: [Entry]
+
+    /// A list of chapters (at most ``maximumCount``; more are not written).
+    public init(entries: [Entry]) {
+        self.entries = entries
+    }
+
+    /// Parses the payload of a `chpl` box; a chapter cut short ends the list.
+    public init(parsing payload: ByteReader) throws {
+        var reader = payload
+        let (version, _) = try reader.readVersionAndFlags()
+        if version == 1 { try reader.skip(4) }
+        let count = try reader.readUInt8()
+        entries = []
+        for _ in 0..<count {
+            guard let start = try? reader.readUInt64(), let length = try? reader.readUInt8(),
+                  let title = try? reader.readBytes(Int(length)) else { break }
+            entries.append(Entry(start: start, title: String(decoding: title, as: UTF8.self)))
+        }
+    }
+
+    /// The `chpl` box (version 1, as Nero and FFmpeg write it), header included.
+    public var bytes: [UInt8] {
+        var w = BoxWriter()
+        w.fullBox("chpl", version: 1, flags: 0) { chpl in
+            chpl.write(UInt32(0))
+            let kept = entries.prefix(Self.maximumCount)
+            chpl.write(UInt8(kept.count))  // At most 255.
+            for entry in kept {
+                var title = Array(entry.title.utf8)
+                if title.count > 255 {
+                    // Cut at a character boundary: drop continuation bytes past the limit.
+                    var end = 255
+                    while end > 0 && title[end] & 0xC0 == 0x80 { end -= 1 }
+                    title = Array(title[..<end])
+                }
+                chpl.write(entry.start)
+                chpl.write(UInt8(title.count))
+                chpl.write(bytes: title)
+            }
+        }
+        return w.bytes
+    }
+
+    /// The first `chpl` of a `udta` box (header included); nil without one.
+    public init?(userData: [UInt8]) {
+        var udta = ByteReader(userData)
+        guard let (_, payload) = try? udta.readBox(depth: 1) else { return nil }
+        var children = payload
+        while let (child, body) = try? children.readBox(depth: 2) {
+            if child.type == "chpl", let parsed = try? NeroChapters(parsing: body) {
+                self = parsed
+                return
+            }
+        }
+        return nil
+    }
+
+    /// `userData` (or a new `udta`) with its `chpl` boxes replaced by `chapters` (removed for
+    /// nil); the other children kept byte for byte, in order. Nil when nothing is left to hold.
+    public static func userData(_ userData: [UInt8]?, replacingWith chapters: NeroChapters?) -> [UInt8]? {
+        if userData == nil && chapters == nil { return nil }
+        var w = BoxWriter()
+        var written = false
+        w.box("udta") { udta in
+            if let userData {
+                var reader = ByteReader(userData)
+                if let (_, payload) = try? reader.readBox(depth: 1) {
+                    var children = payload
+                    while let (child, _) = try? children.readBox(depth: 2) {
+                        guard child.type == "chpl" else {
+                            udta.write(bytes: children.bytes(of: child))
+                            continue
+                        }
+                        if let chapters, !written { udta.write(bytes: chapters.bytes) }
+                        written = true
+                    }
+                }
+            }
+            if !written, let chapters { udta.write(bytes: chapters.bytes) }
+        }
+        return w.bytes
+    }
+}

@@ -1,0 +1,249 @@
+/// How a file is rewritten with new tags: every top-level box copied byte for byte except
+/// `moov` (its `udta` replaced), a `free` box of padding after `moov`, and the absolute
+/// offsets that point past the old `moov` moved by what it grew or shrank.
+///
+/// Absolute offsets (ISO/IEC 14496-12): chunk offsets in `stco`/`co64` (§ 8.7.5), a
+/// `tfhd`'s base_data_offset when its flag 0x000001 says it is present (§ 8.8.7), and the
+/// moof_offset of each `tfra` entry (§ 8.8.10). Everything else (`trun` data offsets,
+/// `sidx` references) is relative to boxes that move together. Sample bytes never change.
+///
+/// The padding is at least the new `moov`'s size plus 4 KiB, so that a later edit can be
+/// written in place (``inPlaceEdit(boxes:movieBox:userData:)``); `free`/`skip` boxes right after the old `moov` are
+/// the old padding and are replaced by the new one.
+public struct TagRewritePlan: Sendable {
+    /// One piece of the output, in order.
+    public enum Piece: Sendable, Equatable {
+        /// Bytes of the input copied as they are.
+        case copy(offset: UInt64, count: UInt64)
+        /// Bytes built here (the new `moov`, the padding, a `moof` or `mfra` whose offsets moved).
+        case write([UInt8])
+        /// A top-level box of the input read into memory to have its offsets moved
+        /// (``shiftedFragmentBox(_:by:threshold:)``) and then written.
+        case shift(offset: UInt64, count: UInt64, type: FourCC)
+    }
+
+    /// The output, piece by piece.
+    public var pieces: [Piece]
+    /// How far everything after the old `moov` (and its padding) moves.
+    public var delta: Int64
+    /// Where the old `moov` and its padding ended: offsets at or past it move by ``delta``.
+    public var threshold: UInt64
+    /// The new `moov`, header included.
+    public var movieBox: [UInt8]
+
+    /// The minimum padding beyond the new `moov`'s size.
+    public static let extraPadding = 4096
+
+    /// Plans the rewrite.
+    ///
+    /// - Parameters:
+    ///   - boxes: the file's top-level box headers, in order (as read from the file).
+    ///   - movieBox: the old `moov`, header included.
+    ///   - userData: the new `moov/udta` (whole box), nil for none.
+    public init(boxes: [BoxHeader], movieBox: [UInt8], userData: [UInt8]?) throws {
+        guard let index = boxes.firstIndex(where: { $0.type == "moov" }) else {
+            throw ISOBMFFError(.missingBox, "no moov box", path: "", offset: 0)
+        }
+        let moov = boxes[index]
+        var after = index + 1
+        while after < boxes.count, boxes[after].type == "free" || boxes[after].type == "skip" { after += 1 }
+        let oldEnd = after < boxes.count ? boxes[after].offset : boxes[boxes.count - 1].end
+        let withNewUserData = try Self.movieBox(movieBox, replacingUserData: userData)
+        let paddingSize = withNewUserData.count + Self.extraPadding
+        let oldSize = Int64(oldEnd - moov.offset)  // A file's length fits Int64.
+        delta = Int64(withNewUserData.count + paddingSize) - oldSize
+        threshold = oldEnd
+        self.movieBox = try Self.shiftingChunkOffsets(withNewUserData, by: delta, threshold: oldEnd)
+        pieces = []
+        for box in boxes[..<index] { pieces.append(.copy(offset: box.offset, count: box.size)) }
+        pieces.append(.write(self.movieBox))
+        pieces.append(.write(Self.freeBox(size: paddingSize)))
+        for box in boxes[after...] {
+            if box.type == "moov" && box.headerSize == 8 {
+                // A second moov (left by an in-place edit that stopped between its flips):
+                // readers take the first; it becomes padding, its offsets being stale.
+                var header = BoxWriter(capacity: 8)
+                header.write(UInt32(box.size))  // headerSize 8: a 32-bit size.
+                header.write(FourCC("free"))
+                pieces.append(.write(header.bytes))
+                pieces.append(.copy(offset: box.offset + 8, count: box.size - 8))
+            } else if delta != 0 && (box.type == "moof" || box.type == "mfra") {
+                pieces.append(.shift(offset: box.offset, count: box.size, type: box.type))
+            } else {
+                pieces.append(.copy(offset: box.offset, count: box.size))
+            }
+        }
+        // Coalesce neighbouring copies: fewer, larger reads and writes.
+        var merged: [Piece] = []
+        for piece in pieces {
+            if case .copy(let offset, let count) = piece, case .copy(let start, let length)? = merged.last,
+               start + length == offset {
+                merged[merged.count - 1] = .copy(offset: start, count: length + count)
+            } else {
+                merged.append(piece)
+            }
+        }
+        pieces = merged
+    }
+
+    /// An edit written into the padding after `moov`, as a list of writes to make in order,
+    /// each followed by a sync (the file is whole after each one, with the old tags or the
+    /// new):
+    /// 1. the new `moov`'s payload inside the `free` box after the old `moov`, and the header
+    ///    of a `free` box for what remains of the padding — all still inside that `free`;
+    /// 2. the `free` box's size cut to the new `moov`'s (4 bytes; skipped when equal): it
+    ///    now holds exactly the new `moov`, still typed `free`;
+    /// 3. that box's type flipped to `moov` (4 bytes): readers take the first `moov`, the old;
+    /// 4. the old `moov`'s type flipped to `free` (4 bytes): the new one is the only `moov`.
+    ///
+    /// Nothing else moves, so no offset changes. Nil when the padding cannot hold the new
+    /// `moov` (it must fit exactly, or leave at least 8 bytes for the remaining `free`).
+    public static func inPlaceEdit(boxes: [BoxHeader], movieBox: [UInt8],
+                                   userData: [UInt8]?) throws -> [(offset: UInt64, bytes: [UInt8])]? {
+        guard let index = boxes.firstIndex(where: { $0.type == "moov" }), index + 1 < boxes.count else { return nil }
+        let moov = boxes[index]
+        let padding = boxes[index + 1]
+        guard padding.type == "free", padding.headerSize == 8, !padding.extendsToEnd else { return nil }
+        let new = try Self.movieBox(movieBox, replacingUserData: userData)
+        guard new.count >= 8, new[0..<4] != [0, 0, 0, 1] else { return nil }  // A 32-bit header only.
+        let room = padding.size
+        let size = UInt64(new.count)
+        guard size == room || size + 8 <= room else { return nil }
+        var inside = Array(new[8...])
+        if size < room {
+            var rest = BoxWriter(capacity: 8)
+            rest.write(UInt32(room - size))  // room fits 32 bits: the padding's header is 8 bytes.
+            rest.write(FourCC("free"))
+            inside += rest.bytes
+        }
+        var writes: [(offset: UInt64, bytes: [UInt8])] = [(padding.offset + 8, inside)]
+        if size < room { writes.append((padding.offset, Array(new[0..<4]))) }
+        writes.append((padding.offset + 4, FourCC("moov").bytes))
+        writes.append((moov.offset + 4, FourCC("free").bytes))
+        return writes
+    }
+
+    /// A `free` box of `size` bytes (at least 8), zeros inside.
+    public static func freeBox(size: Int) -> [UInt8] {
+        var w = BoxWriter(capacity: size)
+        w.box("free") { $0.writeZeros(size - 8) }
+        return w.bytes
+    }
+
+    /// `moov` with its first `udta` replaced by `userData` (removed for nil, added at the end
+    /// when it had none). The other children are kept byte for byte, in order.
+    public static func movieBox(_ moov: [UInt8], replacingUserData userData: [UInt8]?) throws -> [UInt8] {
+        var reader = ByteReader(moov)
+        guard let (header, payload) = try reader.readBox(depth: 1), header.type == "moov" else {
+            throw ISOBMFFError(.missingBox, "not a moov box", path: "", offset: 0)
+        }
+        var children = payload
+        var w = BoxWriter(capacity: moov.count + (userData?.count ?? 0))
+        var replaced = false
+        w.box("moov") { box in
+            while let (child, _) = try? children.readBox(depth: 2) {
+                if child.type == "udta" && !replaced {
+                    replaced = true
+                    if let userData { box.write(bytes: userData) }
+                } else {
+                    box.write(bytes: children.bytes(of: child))
+                }
+            }
+            if !replaced, let userData { box.write(bytes: userData) }
+        }
+        guard children.remaining == 0 else {
+            throw ISOBMFFError(.invalidBoxSize, "a child of moov runs past its end", path: "moov",
+                               offset: children.fileOffset)
+        }
+        return w.bytes
+    }
+
+    /// `moov` with every `stco`/`co64` entry at or past `threshold` moved by `delta`.
+    /// Throws when an `stco` entry would not fit 32 bits.
+    public static func shiftingChunkOffsets(_ moov: [UInt8], by delta: Int64, threshold: UInt64) throws -> [UInt8] {
+        var bytes = moov
+        guard delta != 0 else { return bytes }
+        try patch(&bytes, containers: ["moov", "trak", "mdia", "minf", "stbl"]) { header, payload, bytes in
+            guard header.type == "stco" || header.type == "co64" else { return }
+            var reader = payload
+            _ = try reader.readVersionAndFlags()
+            let wide = header.type == "co64"
+            let count = try reader.readEntryCount(entrySize: wide ? 8 : 4)
+            var position = Int(reader.fileOffset)  // Inside `bytes`: the reader is over them.
+            for _ in 0..<count {
+                try shift(&bytes, at: position, width: wide ? 8 : 4, by: delta, threshold: threshold,
+                          what: header.path)
+                position += wide ? 8 : 4
+            }
+        }
+        return bytes
+    }
+
+    /// A `moof` (base_data_offset of each `tfhd` that has one) or `mfra` (moof_offset of
+    /// each `tfra` entry) with its absolute offsets at or past `threshold` moved by `delta`.
+    public static func shiftedFragmentBox(_ box: [UInt8], by delta: Int64, threshold: UInt64) throws -> [UInt8] {
+        var bytes = box
+        try patch(&bytes, containers: ["moof", "traf", "mfra"]) { header, payload, bytes in
+            var reader = payload
+            switch header.type {
+            case "tfhd":
+                let (_, flags) = try reader.readVersionAndFlags()
+                guard flags & 0x000001 != 0 else { return }
+                try reader.skip(4)  // track_ID
+                guard reader.remaining >= 8 else { throw reader.error(.truncated, "tfhd ends in base_data_offset") }
+                try shift(&bytes, at: Int(reader.fileOffset), width: 8, by: delta, threshold: threshold,
+                          what: header.path)
+            case "tfra":
+                let (version, _) = try reader.readVersionAndFlags()
+                try reader.skip(4)  // track_ID
+                let sizes = try reader.readUInt32()
+                let width = version == 1 ? 8 : 4
+                // time, moof_offset, then traf, trun and sample numbers of 1 to 4 bytes each.
+                let tail = Int((sizes >> 4) & 3) + Int((sizes >> 2) & 3) + Int(sizes & 3) + 3
+                let count = try reader.readEntryCount(entrySize: 2 * width + tail)
+                var position = Int(reader.fileOffset)
+                for _ in 0..<count {
+                    try shift(&bytes, at: position + width, width: width, by: delta, threshold: threshold,
+                              what: header.path)
+                    position += 2 * width + tail
+                }
+            default:
+                return
+            }
+        }
+        return bytes
+    }
+
+    /// Calls `body` with every box under `containers` (the top box included), depth first.
+    private static func patch(_ bytes: inout [UInt8], containers: Set<FourCC>,
+                              _ body: (BoxHeader, ByteReader, inout [UInt8]) throws -> Void) throws {
+        func walk(_ reader: ByteReader, depth: Int, bytes: inout [UInt8]) throws {
+            var children = reader
+            while let (child, payload) = try children.readBox(depth: depth) {
+                if containers.contains(child.type) {
+                    try walk(payload, depth: depth + 1, bytes: &bytes)
+                } else {
+                    try body(child, payload, &bytes)
+                }
+            }
+        }
+        try walk(ByteReader(bytes), depth: 1, bytes: &bytes)
+    }
+
+    /// Moves the big-endian offset of `width` bytes at `position` by `delta` when it is at
+    /// or past `threshold`.
+    private static func shift(_ bytes: inout [UInt8], at position: Int, width: Int, by delta: Int64,
+                              threshold: UInt64, what: String) throws {
+        let old = bytes[position..<(position + width)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard old >= threshold else { return }
+        let (moved, overflow) = Int64(clamping: old).addingReportingOverflow(delta)
+        guard !overflow, moved >= 0, width == 8 || moved <= Int64(UInt32.max) else {
+            throw ISOBMFFError(.limitExceeded,
+                               "\(what): the offset \(old) moved by \(delta) does not fit \(width * 8) bits",
+                               path: what, offset: UInt64(position))
+        }
+        for i in 0..<width {
+            bytes[position + i] = UInt8(truncatingIfNeeded: UInt64(moved) >> (8 * UInt64(width - 1 - i)))
+        }
+    }
+}

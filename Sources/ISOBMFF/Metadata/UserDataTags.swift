@@ -1,0 +1,167 @@
+/// The item list of a `moov/udta` box and the `udta` rebuilt around a changed one.
+///
+/// Tags live in `udta/meta/ilst` (QuickTime File Format, "Metadata"; `meta` with an `mdir`
+/// handler, a full box in ISO files and a plain one in some QuickTime files). Everything
+/// else in `udta` (`chpl`, `©xyz`, other `meta` boxes) and in that `meta` (`hdlr`, `free`)
+/// is kept byte for byte, in order.
+extension ItemList {
+    /// The items of the `ilst` in the first `meta` of `userData` (a whole `udta` box, header
+    /// included); an empty list when there is none.
+    public init(userData: [UInt8]) {
+        self.init()
+        var udta = ByteReader(userData, path: "moov")
+        guard let (_, payload) = try? udta.readBox(depth: 2) else { return }
+        var children = payload
+        while let (child, body) = try? children.readBox(depth: 3) {
+            guard child.type == "meta" else { continue }
+            // The first `meta` is the one written back (``userData(replacingIn:)``).
+            guard var metaChildren = CopiedBoxSanitizer.metaChildren(body) else { return }
+            while let (box, boxPayload) = try? metaChildren.readBox(depth: 4) {
+                guard box.type == "ilst" else { continue }
+                self = ItemList(parsing: boxPayload)
+                return
+            }
+            return
+        }
+    }
+
+    /// `userData` (a whole `udta` box, or nil for none) with its first `meta/ilst` replaced
+    /// by this list; a `meta` (full box, `mdir` handler as iTunes writes it) and an `ilst`
+    /// are added where missing. Nil when there was no `udta` and the list is empty.
+    public func userData(replacingIn userData: [UInt8]?) -> [UInt8]? {
+        if userData == nil && items.isEmpty { return nil }
+        var w = BoxWriter()
+        var replaced = false
+        w.box("udta") { udta in
+            if let userData {
+                var reader = ByteReader(userData, path: "moov")
+                if let (_, payload) = try? reader.readBox(depth: 2) {
+                    var children = payload
+                    while let (child, body) = try? children.readBox(depth: 3) {
+                        if child.type == "meta", !replaced, let meta = meta(replacingIn: body) {
+                            udta.write(bytes: meta)
+                            replaced = true
+                        } else {
+                            udta.write(bytes: children.bytes(of: child))
+                        }
+                    }
+                }
+            }
+            if !replaced {
+                udta.fullBox("meta", version: 0, flags: 0) { meta in
+                    var handler = HandlerBox(handlerType: "mdir", name: "")
+                    // iTunes' manufacturer field, `appl`: some readers look for it.
+                    handler.reserved = FourCC("appl").bytes + [UInt8](repeating: 0, count: 8)
+                    handler.name = [0]
+                    handler.write(to: &meta)
+                    write(to: &meta)
+                }
+            }
+        }
+        return w.bytes
+    }
+
+    /// A `meta` box with its `ilst` replaced (added after the rest when it has none); nil
+    /// when the payload is too short to be a `meta`.
+    private func meta(replacingIn payload: ByteReader) -> [UInt8]? {
+        guard var children = CopiedBoxSanitizer.metaChildren(payload) else { return nil }
+        let isFullBox = children.fileOffset != payload.fileOffset
+        var w = BoxWriter()
+        var replaced = false
+        w.box("meta") { meta in
+            if isFullBox { meta.write(UInt32(0)) }
+            while let (child, _) = try? children.readBox(depth: 4) {
+                if child.type == "ilst" {
+                    if !replaced { write(to: &meta) }
+                    replaced = true
+                } else {
+                    meta.write(bytes: children.bytes(of: child))
+                }
+            }
+            if !replaced { write(to: &meta) }
+        }
+        return w.bytes
+    }
+}
+
+/// A key or value a user gave that cannot be written.
+public struct TagError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong: stable, for programs and tests.
+    public enum Code: String, Sendable {
+        /// Neither a friendly key, nor four characters, nor `----:mean:name`.
+        case unknownKey
+        /// A value the key's type cannot hold (text for a number, a track above 65535).
+        case invalidValue
+        /// Image bytes that are neither JPEG nor PNG.
+        case unsupportedImage
+    }
+
+    /// The kind of problem.
+    public let code: Code
+    /// One line for a person.
+    public let message: String
+
+    /// An error with its code and message.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+extension TagKey {
+    /// Reads a key as ``init(parsing:)`` does, throwing ``TagError/Code/unknownKey`` with the
+    /// friendly names listed.
+    public static func parse(_ text: String) throws(TagError) -> TagKey {
+        guard let key = TagKey(parsing: text) else {
+            throw TagError(.unknownKey, "unknown key \"\(text)\": use a four-character code (©nam), "
+                           + "----:mean:name, or one of " + friendlyKeys.map(\.name).joined(separator: ", "))
+        }
+        return key
+    }
+}
+
+extension TagValue {
+    /// Reads `text` as a value for `key`: text as it is; a pair as `3` or `3/12` (each 0…65535);
+    /// an integer in its code's width (`bpm` 0…65535, `media_kind` and `rating` 0…255); a
+    /// flag as true/false, yes/no or 1/0; `gnre` as a genre number or an ID3v1 name.
+    public init(parsing text: String, for key: TagKey) throws(TagError) {
+        func bad(_ what: String) -> TagError {
+            TagError(.invalidValue, "\(key.friendlyName ?? key.description): \"\(text)\" is not \(what)")
+        }
+        switch key.kind {
+        case .text:
+            self = .text([text])
+        case .integer(let bytes):
+            let limit = bytes >= 8 ? Int64.max : (Int64(1) << (8 * Int64(bytes) - 1)) - 1
+            guard let number = Int64(text), number >= 0, number <= limit else {
+                throw bad("a whole number from 0 to \(limit)")
+            }
+            self = .integer(number)
+        case .flag:
+            switch text.lowercased() {
+            case "true", "yes", "1": self = .flag(true)
+            case "false", "no", "0": self = .flag(false)
+            default: throw bad("true or false")
+            }
+        case .pair:
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count <= 2, let number = UInt16(parts[0]),
+                  let total = parts.count == 2 ? UInt16(parts[1]) : 0 else {
+                throw bad("a number or number/total, each from 0 to 65535")
+            }
+            self = .pair(number: number, total: total)
+        case .genreNumber:
+            if let number = UInt16(text), TagValue.genreName(number) != nil {
+                self = .genreNumber(number)
+            } else if let index = TagValue.id3Genres.firstIndex(where: { $0.lowercased() == text.lowercased() }) {
+                self = .genreNumber(UInt16(index + 1))
+            } else {
+                throw bad("an ID3v1 genre (a name or 1 to 80)")
+            }
+        case .images:
+            throw TagError(.invalidValue, "cover: images are given as files, not as a text value")
+        }
+    }
+}

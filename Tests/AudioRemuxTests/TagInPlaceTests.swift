@@ -1,0 +1,87 @@
+@testable import AudioRemux
+import Foundation
+import ISOBMFF
+import TestSupport
+import XCTest
+
+/// The one in-place write: a new `moov` written into the padding after the old one, then
+/// two 4-byte flips. Stopped after each write (and its sync), the file opens in FFmpeg,
+/// GStreamer and our reader with the old tags or the new, never a mix, and its packets
+/// never change.
+final class TagInPlaceTests: XCTestCase {
+    let directory = TemporaryDirectory()
+
+    override func tearDown() {
+        directory.remove()
+    }
+
+    static let title = TagKey.code("©nam")
+
+    func ffprobeTitle(_ path: String) throws -> String {
+        let run = try runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags=title", "-of", "csv=p=0", path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        return run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func gstreamerTitle(_ path: String) throws -> String? {
+        let run = try runTool("gst-launch-1.0", ["-t", "filesrc", "location=\(path)", "!", "qtdemux", "!", "fakesink"])
+        XCTAssertEqual(run.status, 0, run.stderr + run.stdout)
+        for line in run.stdout.components(separatedBy: "\n") {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("title: ") { return String(trimmed.dropFirst(7)) }
+        }
+        return nil
+    }
+
+    func packets(_ path: String) throws -> String {
+        try runTool("ffprobe", ["-v", "error", "-show_packets", "-show_data_hash", "CRC32", "-show_entries",
+                                "packet=stream_index,pts,dts,size,data_hash", "-of", "csv=p=0", path]).stdout
+    }
+
+    /// A copy of the fixture, tagged once (a full rewrite, which leaves the padding).
+    func prepared(_ name: String) throws -> String {
+        let path = directory.write(name, readFile(fixture(name)))
+        let first = try TagFile.edit(path) { $0.set(.text(["Old"]), for: Self.title) }
+        XCTAssertEqual(first.method, .rewrite)
+        return path
+    }
+
+    func testStopAfterEachWriteLeavesOldOrNewTags() throws {
+        for name in ["meta-itunes.m4a", "aac-h264-faststart.mp4", "frag-keyframe.mp4"] {
+            let source = try prepared(name)
+            let expectedPackets = try packets(source)
+            for stop in 1...4 {
+                let path = directory.write("stop\(stop)-" + name, readFile(source))
+                XCTAssertThrowsError(try TagFile.edit(path, dryRun: false, stoppingAfterWrite: stop) {
+                    $0.set(.text(["New"]), for: Self.title)
+                }) { XCTAssertTrue($0 is TagFile.InjectedStop, "\($0)") }
+                // The old tags until the last flip, then the new ones.
+                let expected = stop < 4 ? "Old" : "New"
+                XCTAssertEqual(try ffprobeTitle(path), expected, "\(name), stopped after write \(stop): FFmpeg")
+                XCTAssertEqual(try gstreamerTitle(path), expected, "\(name), stopped after write \(stop): GStreamer")
+                XCTAssertEqual(try TagFile.read(path)[Self.title], .text([expected]), "\(name), after write \(stop)")
+                let input = try InputFile(path: path)
+                XCTAssertNoThrow(try MovieReader(reading: input), "\(name), after write \(stop)")
+                XCTAssertEqual(try packets(path), expectedPackets, "\(name), after write \(stop)")
+                XCTAssertEqual(readFile(path).count, readFile(source).count, "in place: the size never changes")
+                // The next edit finds its way from the stopped state.
+                XCTAssertNoThrow(try TagFile.edit(path) { $0.set(.text(["Next"]), for: Self.title) })
+                XCTAssertEqual(try ffprobeTitle(path), "Next", "\(name), edited after a stop at \(stop)")
+                XCTAssertEqual(try packets(path), expectedPackets, "\(name), edited after a stop at \(stop)")
+            }
+        }
+    }
+
+    func testInPlaceWhenThePaddingHoldsTheNewMovieBoxElseRewrite() throws {
+        let path = try prepared("meta-itunes.m4a")
+        let size = readFile(path).count
+        let small = try TagFile.edit(path) { $0.set(.text(["Small change"]), for: Self.title) }
+        XCTAssertEqual(small.method, .inPlace)
+        XCTAssertEqual(readFile(path).count, size)
+        XCTAssertEqual(try ffprobeTitle(path), "Small change")
+        let lyrics = String(repeating: "la ", count: 20_000)
+        let large = try TagFile.edit(path) { $0.set(.text([lyrics]), for: .code("©lyr")) }
+        XCTAssertEqual(large.method, .rewrite, "60 kB of lyrics do not fit 4 KiB of padding")
+        XCTAssertEqual(try ffprobeTitle(path), "Small change")
+    }
+}
