@@ -448,6 +448,63 @@ def gst_counts(path, kinds):
     return counts
 
 
+def composition_offsets(path, track_id):
+    """The composition offsets of the track with this tkhd ID: its `ctts` entries
+    [(count, offset)] and every trun sample's offset in file order (flag 0x800; 0 without),
+    read as signed whatever the box version, as FFmpeg reads them and as QuickTime writes
+    them (negative offsets in a version 0 ctts); mp4box.py's box tree."""
+    data, boxes, _ = walk_file(path)
+    trak = next(t for t in mp4box.top(boxes, b"moov").children
+                if t.kind == b"trak" and mp4box.track_id(data, t) == track_id)
+    entries, runs = [], []
+    ctts = next((c for c in mp4box.stbl_of(trak).children if c.kind == b"ctts"), None)
+    if ctts is not None:
+        entries = [struct.unpack_from(">Ii", data, ctts.payload + 8 + 8 * i)
+                   for i in range(mp4box.u32(data, ctts.payload + 4))]
+    for moof in (b for b in boxes if b.kind == b"moof"):
+        for traf in (c for c in moof.children if c.kind == b"traf"):
+            if mp4box.u32(data, traf.child(b"tfhd").payload + 4) != track_id:
+                continue
+            for trun in (c for c in traf.children if c.kind == b"trun"):
+                flags = mp4box.full_box_flags(data, trun)
+                pos = trun.payload + 8 + 4 * bool(flags & 0x1) + 4 * bool(flags & 0x4)
+                for _ in range(mp4box.u32(data, trun.payload + 4)):
+                    pos += 4 * (bool(flags & 0x100) + bool(flags & 0x200) + bool(flags & 0x400))
+                    value = 0
+                    if flags & 0x800:
+                        value = struct.unpack_from(">i", data, pos)[0]
+                        pos += 4
+                    runs.append(value)
+    return entries, runs
+
+
+def in_file_frame(ff_packets, path, stream):
+    """FFmpeg 5.1's packets of a stream with the times of the file itself (dts from
+    stts or tfdt+trun, pts = dts + the sample's composition offset), or None when the
+    offsets cannot be read. mov.c keeps one dts_shift per track, the largest negated
+    negative offset: of the ctts entries but the last two (mov_read_ctts: `if (i+2<entries)
+    mov_update_dts_shift`) and of every trun sample (mov_read_trun). It lowers the dts of
+    the table's samples by the ctts part (mov_build_index: `current_dts -= sc->dts_shift`),
+    not those of trun samples, and gives every packet pts = dts + dts_shift + offset
+    (mov_read_packet). So FFmpeg reports a table track with negative offsets with pts and
+    dts lowered from the file's (dts by the shift), and a fragmented one with pts raised."""
+    try:
+        entries, runs = composition_offsets(path, int(stream["id"], 0))
+    except (ValueError, KeyError, TypeError, StopIteration, struct.error):
+        return None
+    tick = Fraction(stream["time_base"])
+    table = len(ff_packets) - len(runs)
+    ctts_shift = max([0] + [-v for i, (_, v) in enumerate(entries) if v < 0 and i + 2 < len(entries)])
+    shift = max([ctts_shift] + [-v for v in runs if v < 0])
+    out = []
+    for i, (pts, dts, *rest) in enumerate(ff_packets):
+        lowered = ctts_shift if i < table else 0
+        out.append((None if pts is None else pts + (lowered - shift) * tick,
+                    None if dts is None else dts + lowered * tick, *rest))
+    return out
+
+
+
 def container_ext(f):
     return ".mov" if f.get("brand") in (None, b"qt  ") else ".mp4"
 
@@ -499,6 +556,17 @@ def check_remux(report, tool, path, f, tmp):
         if len(pa) != len(pb):
             problems.append(f"{label}: {len(pb)} packets, the input {len(pa)}")
             continue
+        # Compared in the file's frame: FFmpeg reads the same times differently by where
+        # the negative composition offsets are (in_file_frame), and ours has none where
+        # the input had them (the writer's shift, below).
+        fa, fb = in_file_frame(pa, path, a), in_file_frame(pb, out_path, b)
+        if fa is None or fb is None:
+            problems.append(f"{label}: its composition offsets cannot be read")
+            continue
+        if (fa, fb) != (pa, pb):
+            notes.append(f"{label}: compared in the file's own times (FFmpeg 5.1 moves pts and dts by its "
+                         "dts_shift where composition offsets are negative)")
+        pa, pb = fa, fb
         shift = None
         for i, (x, y) in enumerate(zip(pa, pb)):
             if x == y:
@@ -529,9 +597,15 @@ def check_remux(report, tool, path, f, tmp):
                     mt_out = Fraction(*first_media_time(out_path, n_out, kind))
                 except (ValueError, IndexError, TypeError, ZeroDivisionError):
                     mt_in, mt_out = None, None
+                entries, runs = composition_offsets(path, int(a["id"], 0))
+                least = min([v for _, v in entries] + runs + [0])
+                expected = -least * Fraction(a["time_base"])
                 if mt_in is None or mt_out != mt_in + shift:
                     problems.append(f"{label}: every pts moved by {shift} but the edit's media_time went "
                                     f"{mt_in} -> {mt_out}")
+                elif shift != expected:
+                    problems.append(f"{label}: every pts moved by {shift}, not by its most negative composition "
+                                    f"offset negated ({expected})")
                 else:
                     notes.append(f"known difference: {label}: composition offsets written non-negative, every pts "
                                  f"+{shift} and the edit's media_time {mt_in} -> {mt_out}")
