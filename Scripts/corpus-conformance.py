@@ -424,28 +424,38 @@ def ffmpeg_counts(path, streams):
 
 def gst_counts(path, kinds):
     """{(kind, 0): frames or samples} GStreamer 1.22 decodes of the first video and first
-    audio stream (qtdemux's video_0 / audio_0), or raises RuntimeError with its message."""
-    pipeline = ["gst-launch-1.0", "-v", "filesrc", "location=" + path, "!", "qtdemux", "name=d"]
-    queue = ["queue", "max-size-buffers=0", "max-size-bytes=0", "max-size-time=0"]
-    if "video" in kinds:
-        pipeline += ["d.video_0", "!", *queue, "!", "decodebin", "!", "fakesink", "name=vsink", "silent=false",
-                     "sync=false"]
-    if "audio" in kinds:
-        pipeline += ["d.audio_0", "!", *queue, "!", "decodebin", "!", "audioconvert", "!",
-                     "audio/x-raw,format=S16LE,channels=1", "!", "fakesink", "name=asink", "silent=false",
-                     "sync=false"]
-    out = run(*pipeline, timeout=300)
-    text = out.stdout.decode(errors="replace")
-    err = out.stderr.decode(errors="replace") + text
-    if out.returncode != 0 or "ERROR" in err:
-        line = next((l for l in err.splitlines() if "ERROR" in l or "missing" in l.lower()), err.strip()[-200:])
-        raise RuntimeError(line.strip()[:240])
-    counts = {}
-    if "video" in kinds:
-        counts[("video", 0)] = len(re.findall(r"vsink: last-message = chain", text))
-    if "audio" in kinds:
-        counts[("audio", 0)] = sum(int(b) for b in re.findall(r"asink: last-message = chain .*?\((\d+) bytes", text)) // 2
-    return counts
+    audio stream (qtdemux's video_0 / audio_0), or raises RuntimeError with its message.
+    Each stream decodes into a file, counted once it is written: audio as S16 mono (bytes /
+    2), video scaled to 8x8 GRAY8 (bytes / 64 per frame). Not fakesink's `last-message`
+    under `gst-launch-1.0 -v`: gst-launch reads that property when it handles the notify
+    on its bus, after later buffers may have replaced it, so the count of "chain" lines
+    varied from run to run on the same file (sio_quicktime_hint_tracks.mp4: 451741 then
+    460957 audio samples; ft_mjpeg_pcm_no_ftyp.mov's remux: 0, where a filesink gets all
+    12000)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sinks = {kind: os.path.join(tmp, kind + ".raw") for kind in kinds}
+        pipeline = ["gst-launch-1.0", "filesrc", "location=" + path, "!", "qtdemux", "name=d"]
+        queue = ["queue", "max-size-buffers=0", "max-size-bytes=0", "max-size-time=0"]
+        if "video" in kinds:
+            pipeline += ["d.video_0", "!", *queue, "!", "decodebin", "!", "videoconvert", "!", "videoscale", "!",
+                         "video/x-raw,format=GRAY8,width=8,height=8,pixel-aspect-ratio=1/1", "!",
+                         "filesink", "location=" + sinks["video"], "sync=false"]
+        if "audio" in kinds:
+            pipeline += ["d.audio_0", "!", *queue, "!", "decodebin", "!", "audioconvert", "!",
+                         "audio/x-raw,format=S16LE,channels=1", "!", "filesink", "location=" + sinks["audio"],
+                         "sync=false"]
+        out = run(*pipeline, timeout=300)
+        text = out.stdout.decode(errors="replace")
+        err = out.stderr.decode(errors="replace") + text
+        if out.returncode != 0 or "ERROR" in err:
+            line = next((l for l in err.splitlines() if "ERROR" in l or "missing" in l.lower()), err.strip()[-200:])
+            raise RuntimeError(line.strip()[:240])
+        counts = {}
+        if "video" in kinds:
+            counts[("video", 0)] = os.path.getsize(sinks["video"]) // 64
+        if "audio" in kinds:
+            counts[("audio", 0)] = os.path.getsize(sinks["audio"]) // 2
+        return counts
 
 
 def composition_offsets(path, track_id):
