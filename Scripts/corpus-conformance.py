@@ -515,6 +515,32 @@ def in_file_frame(ff_packets, path, stream):
 
 
 
+def fragment_starts(path):
+    """{track ID: the first tfdt of its fragments, in seconds} of a fragmented file whose
+    tracks have no sample in their tables and no edit list (mp4box.py's tree); {} else."""
+    data, boxes, _ = walk_file(path)
+    starts, scales = {}, {}
+    try:
+        for trak in (t for t in mp4box.top(boxes, b"moov").children if t.kind == b"trak"):
+            if mp4box.edit_list(data, trak) is not None or mp4box.table_samples(data, trak):
+                return {}
+            scales[mp4box.track_id(data, trak)] = mp4box.timescale_and_duration(
+                data, trak.child(b"mdia").child(b"mdhd"))[0]
+        for moof in (b for b in boxes if b.kind == b"moof"):
+            for traf in (c for c in moof.children if c.kind == b"traf"):
+                tid = mp4box.u32(data, traf.child(b"tfhd").payload + 4)
+                tfdt = next((c for c in traf.children if c.kind == b"tfdt"), None)
+                if tid in starts or tid not in scales:
+                    continue
+                time = 0
+                if tfdt is not None:
+                    time = struct.unpack_from(">Q" if data[tfdt.payload] else ">I", data, tfdt.payload + 4)[0]
+                starts[tid] = Fraction(time, scales[tid])
+    except (ValueError, KeyError, IndexError, struct.error):
+        return {}
+    return starts
+
+
 def container_ext(f):
     return ".mov" if f.get("brand") in (None, b"qt  ") else ".mp4"
 
@@ -577,6 +603,19 @@ def check_remux(report, tool, path, f, tmp):
             notes.append(f"{label}: compared in the file's own times (FFmpeg 5.1 moves pts and dts by its "
                          "dts_shift where composition offsets are negative)")
         pa, pb = fa, fb
+        # A fragmented input starting later than 0 (its first tfdt; no edit list): the copy
+        # starts at 0, every time earlier by that start, as FFmpeg's own `-c copy` does
+        # (sp_pkg_ac3_frag.mp4: tfdt 3394/90000; FFmpeg's copy starts at 0 too, elst
+        # media_time 0). Allowed only where every track starts there, so that the tracks
+        # keep their places relative to one another; else the packets differ.
+        starts = fragment_starts(path) if in_fragmented else {}
+        start = starts.get(int(a["id"], 0)) if starts else None
+        if start and len(set(starts.values())) == 1 and pa and pb and pa[0][1] is not None \
+                and pa[0][1] - pb[0][1] == start:
+            pa = [(None if x[0] is None else x[0] - start, None if x[1] is None else x[1] - start, *x[2:])
+                  for x in pa]
+            notes.append(f"known difference: {label}: the input's fragments start at {start} s (tfdt), every track "
+                         "alike; the copy starts at 0, every pts and dts earlier by that")
         shift = None
         for i, (x, y) in enumerate(zip(pa, pb)):
             if x == y:
