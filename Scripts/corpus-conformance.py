@@ -77,6 +77,7 @@ import concurrent.futures
 import fnmatch
 import importlib.util
 import json
+import math
 import os
 import re
 import shutil
@@ -699,6 +700,23 @@ def gapless_edit(path, out_path):
     return priming, valid, total
 
 
+def fragmented_audio_seconds(path):
+    """The seconds the first audio track's samples last by its trun durations (mp4box.py),
+    when the input is fragmented and that track has no edit list and no table samples;
+    else None."""
+    data, boxes, _ = walk_file(path)
+    try:
+        trak = mp4box.first_audio_trak(data, boxes)
+        if not mp4box.is_fragmented(boxes) or mp4box.edit_list(data, trak) is not None \
+                or mp4box.table_samples(data, trak):
+            return None
+        scale, _ = mp4box.timescale_and_duration(data, trak.child(b"mdia").child(b"mdhd"))
+        samples = mp4box.fragment_samples(data, boxes, mp4box.track_id(data, trak))
+    except (ValueError, KeyError, IndexError, TypeError, struct.error):
+        return None
+    return Fraction(sum(x["duration"] for x in samples), scale) if samples else None
+
+
 def decode_checks(report, path, out_path, f, in_streams, out_streams):
     enc = any(t["encrypted"] for t in f["tracks"] if t["handler"] in (b"vide", b"soun"))
     # FFmpeg.
@@ -777,6 +795,20 @@ def decode_checks(report, path, out_path, f, in_streams, out_streams):
                 allowed.append(f"audio: {got} of the input's {a[key]}: the iTunSMPB's {want} valid samples, "
                                "written as an edit list")
                 continue
+        if key == ("audio", 0):
+            # A fragmented input's audio: GStreamer 1.22 sets no segment stop there and
+            # decodes the last frame whole, though its trun duration is shorter
+            # (sp_bbb_piff_smooth.ismv: 160000 of 213333 ticks of 1/10^7 s). OUT is a
+            # regular file whose media lasts what the truns say, which GStreamer keeps to:
+            # exactly those samples (one more where its nanosecond stop rounds up).
+            seconds = fragmented_audio_seconds(path)
+            rate = next((int(s["sample_rate"]) for s in out_streams if s.get("codec_type") == "audio"), 0)
+            if seconds is not None and rate:
+                exact = seconds * rate
+                if got < want and math.floor(exact) <= got <= math.ceil(exact) + 1:
+                    allowed.append(f"audio: {got} of the input's {want}: the {float(exact):.1f} samples its truns last, where "
+                                   "GStreamer decodes a fragmented input's last frame whole")
+                    continue
         # GStreamer 1.22 ends a stream early by up to its first edit's media_time (fixed
         # upstream): allowed in the output, by at most that many frames or samples.
         try:
