@@ -55,6 +55,47 @@ final class RemuxCLITests: XCTestCase {
             .split(separator: "\n").filter { !$0.hasPrefix("#") }.map { String($0.split(separator: ",").last ?? "") }
     }
 
+    /// A fragmented input cut inside its last fragment (a recording stopped mid-write): the
+    /// fragments before the cut parse, so the copy used to end silently before it (exit 0,
+    /// no warning). A remux has no salvage: it refuses with 65 and names the fragment, as it
+    /// refuses a regular file cut short, and leaves nothing behind. The oracle that the
+    /// input is cut: ffprobe reads its last packet 30 bytes short.
+    func testTruncatedFragmentedInputIsRefused() throws {
+        func samples(_ count: Int, from start: Int) -> [SyntheticFragmentedMovie.Sample] {
+            (start..<(start + count)).map { .init(size: UInt32(50 + $0 * 3), duration: 1024) }
+        }
+        let synthetic = SyntheticFragmentedMovie(fragments: [
+            .init(runs: [.init(samples: samples(4, from: 0))]),
+            .init(runs: [.init(samples: samples(4, from: 4))]),
+            .init(runs: [.init(samples: samples(4, from: 8))]),
+        ])
+        var bytes = synthetic.build()
+        bytes.removeLast(30)
+        let input = directory.write("cut-fragment.mp4", bytes)
+        let whole = directory.write("whole-fragment.mp4", synthetic.build())
+        func sizes(_ path: String) throws -> [Int] {
+            try tool("ffprobe", ["-v", "error", "-show_entries", "packet=size", "-of", "csv=p=0", path])
+                .split(separator: "\n").compactMap { Int($0) }
+        }
+        // FFmpeg reads the 12 packets of the whole file, and of the cut one the same but the
+        // last, 30 bytes short: the file ends inside it.
+        let wholeSizes = try sizes(whole)
+        XCTAssertEqual(wholeSizes.count, 12)
+        XCTAssertEqual(try sizes(input), wholeSizes.dropLast() + [wholeSizes[11] - 30])
+        let output = directory.file("cut-fragment-copy.mp4")
+        let run = try runCLI(["remux", input, output])
+        XCTAssertEqual(run.status, 65, run.stderr)
+        let lines = run.stderr.split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, run.stderr)
+        XCTAssertTrue(run.stderr.contains("is truncated") && run.stderr.contains("inside the fragment at byte"),
+                      run.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+        // The same file whole copies every packet.
+        let copy = directory.file("whole-fragment-copy.mp4")
+        XCTAssertEqual(try runCLI(["remux", whole, copy]).status, 0)
+        XCTAssertEqual(try sizes(copy), wholeSizes)
+    }
+
     func testDropAudioKeepsTheVideoPackets() throws {
         let input = fixture("aac-h264-faststart.mp4")
         let output = directory.file("silent.mp4")

@@ -180,7 +180,16 @@ public enum Remux {
         var presentations: [TrackPresentation] = []
         for track in kept {
             do {
-                let samples = try reader.samples(of: track)
+                // A fragmented input cut inside a fragment: its fragments hold together, so the
+                // reader's index silently ends before the cut. A remux has no salvage (a partial
+                // copy must not pass for a whole one): refuse it as a cut regular file is.
+                let (samples, truncation) = movie.isFragmented ? try reader.wholeSamples(of: track)
+                    : (try reader.samples(of: track), nil)
+                if let truncation {
+                    throw RemuxError(.truncatedInput, "\(name) is truncated: \(truncation.message); a remux copies "
+                                     + "whole inputs only (extraction's --salvage recovers the audio before the cut)",
+                                     parseError: truncation)
+                }
                 indexes.append(samples)
                 let presentation = reader.presentation(of: track, samples: samples)
                 warnings += presentation.warnings
