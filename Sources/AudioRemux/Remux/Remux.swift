@@ -324,6 +324,13 @@ public enum Remux {
                 let ids = ids.compactMap { newIDs[$0] }
                 return ids.isEmpty ? nil : ids
             }
+            if options.range == nil, !movie.isFragmented, track.track.mediaHeader.duration > 0 {
+                // A whole copy keeps the media's stated duration (mdhd) where it is not the
+                // samples' sum: players take the last sample's length from it (FFmpeg's
+                // mov_read_stts: a last sample of duration 0, or one the header ends early).
+                // It is a header field: nothing is sized or walked by it.
+                description.mediaDuration = track.track.mediaHeader.duration
+            }
             let id = try writer.addTrack(description)
             newIDs[track.id] = id
             try writer.setEdits(edits, for: id)
