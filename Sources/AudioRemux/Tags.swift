@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#elseif canImport(Musl)
-@preconcurrency import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-import CSystem
 import ISOBMFF
 
 /// What writing tags did.
@@ -145,57 +137,9 @@ public enum TagFile {
         return written
     }
 
-    /// Refuses a file that is read-only, or in a read-only folder (the rewrite creates a file
-    /// beside it): by access(2), and by the mode bits, which root's access(2) ignores but a
-    /// user who made a file read-only means.
-    static func checkWritable(_ target: String, shown: String) throws {
-        let folder = directoryName(of: target)
-        for (path, what) in [(target, "the file"), (folder, "its folder \(folder)")] {
-            var status = stat()
-            guard stat(path, &status) == 0 else { continue }
-            if access(path, W_OK) != 0 || status.st_mode & 0o222 == 0 {
-                throw RemuxError(.cannotCreateOutput, "cannot write \(shown): \(what) is read-only (left as it was)")
-            }
-        }
-    }
-
-    /// The in-place writes, each followed by a sync (`F_FULLFSYNC` on Darwin).
-    static func writeInPlace(_ writes: [(offset: UInt64, bytes: [UInt8])], to target: String, shown: String,
-                             stop: Int?) throws {
-        let fd = retryingOnInterrupt { open(target, O_WRONLY | O_CLOEXEC) }
-        guard fd >= 0 else { throw RemuxError(.cannotCreateOutput, "cannot write \(shown): \(errorText(errno))") }
-        defer { close(fd) }
-        for (n, write) in writes.enumerated() {
-            guard let offset = off_t(exactly: write.offset) else {
-                throw RemuxError(.ioError, "cannot write \(shown) at byte \(write.offset)")
-            }
-            let written = write.bytes.withUnsafeBytes { buffer in
-                retryingOnInterrupt { pwrite(fd, buffer.baseAddress, buffer.count, offset) }
-            }
-            guard written == write.bytes.count else {
-                let code = written < 0 ? errno : ENOSPC
-                throw RemuxError(.ioError, "cannot write \(shown): \(errorText(code)) (stopped after \(n) of "
-                                 + "\(writes.count) in-place steps; the file has its old tags)")
-            }
-            guard csystem_full_sync(fd) == 0 else {
-                throw RemuxError(.ioError, "cannot sync \(shown): \(errorText(errno))")
-            }
-            if let stop, n + 1 == stop { throw InjectedStop() }
-        }
-    }
-
-    /// The path with symbolic links resolved, so that the file they point to is edited and
-    /// the links stay links.
-    static func resolvedPath(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
-
     /// Writes the plan beside `target` and publishes it over `target`, with its permissions.
     static func rewrite(_ input: InputFile, plan: TagRewritePlan, to target: String, shown: String) throws {
-        var status = stat()
-        let mode = stat(target, &status) == 0 ? status.st_mode & 0o7777 : 0o644
+        let mode = permissions(of: target)
         let sink = try MovieFileSink(destination: target, overwrite: true, sources: [input])
         for piece in plan.pieces {
             switch piece {
@@ -219,7 +163,7 @@ public enum TagFile {
             }
         }
         try sink.publish()
-        _ = chmod(target, mode)
+        setPermissions(mode, of: target)
     }
 
     /// The top-level boxes of a file and its `moov`.
