@@ -187,7 +187,7 @@ public enum Remux {
                     : (try reader.samples(of: track), nil)
                 if let truncation {
                     throw RemuxError(.truncatedInput, "\(name) is truncated: \(truncation.message); a remux copies "
-                                     + "whole inputs only (extraction's --salvage recovers the audio before the cut)",
+                                     + "whole inputs only (an extraction with salvage recovers the audio before the cut)",
                                      parseError: truncation)
                 }
                 indexes.append(samples)
