@@ -181,14 +181,19 @@ public enum Remux {
         for track in kept {
             do {
                 // A fragmented input cut inside a fragment: its fragments hold together, so the
-                // reader's index silently ends before the cut. A remux has no salvage (a partial
-                // copy must not pass for a whole one): refuse it as a cut regular file is.
+                // reader's index silently ends before the cut. A whole remux has no salvage (a
+                // partial copy must not pass for a whole one): refused, as a cut regular file
+                // is. A range keeps what the whole samples hold of it, and says so.
                 let (samples, truncation) = movie.isFragmented ? try reader.wholeSamples(of: track)
                     : (try reader.samples(of: track), nil)
                 if let truncation {
-                    throw RemuxError(.truncatedInput, "\(name) is truncated: \(truncation.message); a remux copies "
-                                     + "whole inputs only (an extraction with salvage recovers the audio before the cut)",
-                                     parseError: truncation)
+                    guard options.range != nil else {
+                        throw RemuxError(.truncatedInput, "\(name) is truncated: \(truncation.message); a remux "
+                                         + "copies whole inputs only (an extraction with salvage recovers the audio "
+                                         + "before the cut)", parseError: truncation)
+                    }
+                    warnings.append("the file is truncated: \(truncation.message); track \(track.id) keeps what its "
+                                    + "whole samples hold of the range")
                 }
                 indexes.append(samples)
                 let presentation = reader.presentation(of: track, samples: samples)
