@@ -70,7 +70,7 @@ public enum TagFile {
     /// ``edit(_:dryRun:_:)`` does.
     ///
     /// Chapters are written in Nero's form (`udta/chpl`, which FFmpeg and mutagen read), at
-    /// most ``NeroChapters/maximumCount``; a file with a QuickTime chapter track (which
+    /// most ISOBMFF's `NeroChapters.maximumCount`; a file with a QuickTime chapter track (which
     /// readers prefer) is refused with `.unsupportedInput` rather than left contradicting
     /// itself.
     @discardableResult
