@@ -610,6 +610,63 @@ final class MovieWriterTests: XCTestCase {
         try checkWithFFprobe(sink.bytes, made)
     }
 
+    /// A track without edits whose last frames are presented past its media's end
+    /// (B-frames) gets one edit from media time 0 to where they end, as FFmpeg's muxer
+    /// writes it: GStreamer 1.22 ends the default segment at the media duration and drops
+    /// those frames (cml_bento4_frag_av.mp4 remuxed: 46 frames of 48).
+    func testBFramesPresentedPastTheMediaEndGetAnEditToTheirEnd() throws {
+        func written(offsets: [Int64], edits: [EditListBox.Entry]? = nil,
+                     layout: MovieWriter.Layout = .progressive) throws -> Movie {
+            var writer = MovieWriter(movieTimescale: 1000)
+            let video = try writer.addTrack(TrackDescription(.h264(avcC: [1], width: 16, height: 16)))
+            // Decode order I P B B, 3000 ticks of 90 kHz each (dts 0, 3000, 6000, 9000).
+            for (index, offset) in offsets.enumerated() {
+                try writer.append([UInt8(index)], duration: 3000, compositionOffset: offset, isSync: index == 0,
+                                  to: video)
+            }
+            let audio = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10],
+                                                                 sampleRate: 44_100, channelCount: 2)))
+            for _ in 0..<5 { try writer.append([0x21], duration: 1024, to: audio) }
+            try writer.setEdits(edits, for: video)
+            var sink = MemoryMovieSink()
+            try writer.finish(layout, into: &sink)
+            return try Movie(reading: MemoryByteSource(sink.bytes))
+        }
+        // Presented at 3000, 12000, 6000, 9000: the P-frame ends at 15000, past the media's 12000.
+        let movie = try written(offsets: [3000, 9000, 0, 0])
+        XCTAssertEqual(movie.tracks[0].editList?.entries, [.init(segmentDuration: 167, mediaTime: 0)],
+                       "15000 / 90000 s in ms, rounded up")
+        XCTAssertEqual(movie.tracks[0].header.duration, 167, "tkhd: the edit's duration")
+        XCTAssertEqual(movie.tracks[0].mediaHeader.duration, 12000, "the media is unchanged")
+        XCTAssertEqual(movie.header.duration, 167)
+        XCTAssertNil(movie.tracks[1].editList, "audio presented within its media: no edit")
+        // Presented no later than the media's end: no edit.
+        XCTAssertNil(try written(offsets: [3000, 0, 0, 0]).tracks[0].editList)
+        // The caller's edits are kept as given.
+        let given = [EditListBox.Entry(segmentDuration: 100, mediaTime: 3000)]
+        XCTAssertEqual(try written(offsets: [3000, 9000, 0, 0], edits: given).tracks[0].editList?.entries, given)
+        // Negative offsets stay as they are (without edits there is no shift), and fragments
+        // get none: their samples are not all known when the moov is written.
+        XCTAssertNil(try written(offsets: [0, 6000, -3000, -3000]).tracks[0].editList)
+        XCTAssertNil(try written(offsets: [3000, 9000, 0, 0], layout: .fragmented(seconds: 1)).tracks[0].editList)
+    }
+
+    func testPresentationEndIsTheLastFrameShownsEnd() throws {
+        var table = SampleTableWriter()
+        XCTAssertEqual(table.presentationEnd, 0, "no sample")
+        for (duration, offset): (UInt32, Int64) in [(10, 20), (10, 0), (10, 0), (5, 40), (5, 0)] {
+            try table.appendCoded(size: 1, duration: duration, compositionOffset: offset, isSync: true,
+                                  descriptionIndex: 1)
+        }
+        // Ends: 0+20+10, 10+0+10, 20+0+10, 30+40+5, 35+0+5: the fourth, at 75.
+        XCTAssertEqual(table.presentationEnd, 75)
+        var plain = SampleTableWriter()
+        for _ in 0..<3 {
+            try plain.appendCoded(size: 1, duration: 7, compositionOffset: 0, isSync: true, descriptionIndex: 1)
+        }
+        XCTAssertEqual(plain.presentationEnd, 21, "without offsets: the media duration")
+    }
+
     func testFragmentedOutputReadsBackAndProbes() throws {
         let made = try madeMovie()
         var sink = MemoryMovieSink()

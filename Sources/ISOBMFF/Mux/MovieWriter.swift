@@ -312,9 +312,32 @@ public struct MovieWriter: Sendable {
         track.edits == nil || isStreaming ? 0 : track.table.negativeOffsetSpan
     }
 
+    /// The edit list written for `track`: the caller's; else, in a progressive file, one
+    /// edit from media time 0 to where the last frame's presentation ends when that is
+    /// past the media's end (frames decoded before they are shown, B-frames, with
+    /// non-negative offsets); else none.
+    ///
+    /// Without an edit list the presentation is the media's duration (ISO/IEC 14496-12
+    /// § 8.6.6: no edit list, the whole media at normal rate), and players keep to it:
+    /// GStreamer 1.22 ends its default segment at the `mdhd` duration and drops the frames
+    /// presented after it (the last 2 of a Bento4 fragmented file remuxed). The edit
+    /// presents exactly the same frames at the same times and ends where FFmpeg's muxer
+    /// ends its edit (`calc_pts_duration`: the largest pts + duration). Not for negative offsets
+    /// (where edits are the caller's, ``compositionShift(_:)`` applies; without them the
+    /// offsets are kept as they are) nor in fragments, whose samples are not all known
+    /// when the `moov` is written.
+    func writtenEdits(_ track: WrittenTrack, fragmented: Bool) -> [EditListBox.Entry]? {
+        if let edits = track.edits { return edits }
+        guard !fragmented, track.table.negativeOffsetSpan == 0, let end = track.table.presentationEnd,
+              end > track.description.mediaDuration ?? track.table.duration,
+              let duration = rescaleRoundingUp(end, from: track.description.timescale, to: movieTimescale)
+        else { return nil }
+        return [EditListBox.Entry(segmentDuration: duration, mediaTime: 0)]
+    }
+
     /// The track's presented duration in the movie timescale: its edits, or its media.
-    private func presentedDuration(_ track: WrittenTrack) -> UInt64 {
-        if let edits = track.edits {
+    private func presentedDuration(_ track: WrittenTrack, fragmented: Bool) -> UInt64 {
+        if let edits = writtenEdits(track, fragmented: fragmented) {
             // Saturating: a caller's edits summing past 2^64 ticks are written as the maximum.
             return edits.totalDuration
         }
@@ -335,7 +358,8 @@ public struct MovieWriter: Sendable {
                             tables: (inout BoxWriter) -> Void) {
         let description = track.description
         w.box(.trak) { w in
-            var header = TrackHeaderBox(trackID: track.trackID, duration: fragmented ? 0 : presentedDuration(track),
+            var header = TrackHeaderBox(trackID: track.trackID,
+                                        duration: fragmented ? 0 : presentedDuration(track, fragmented: false),
                                         alternateGroup: description.alternateGroup, volume: description.volume,
                                         flags: description.flags)
             header.creationTime = description.creationTime
@@ -351,7 +375,7 @@ public struct MovieWriter: Sendable {
                     }
                 }
             }
-            if let edits = track.edits {
+            if let edits = writtenEdits(track, fragmented: fragmented) {
                 let shift = compositionShift(track)
                 let shifted = edits.map { edit in
                     var edit = edit
@@ -449,7 +473,7 @@ public struct MovieWriter: Sendable {
         }
         var w = BoxWriter(capacity: capacity)
         w.box(.moov) { w in
-            movieHeader(duration: tracks.map(presentedDuration).max() ?? 0).write(to: &w)
+            movieHeader(duration: tracks.map { presentedDuration($0, fragmented: false) }.max() ?? 0).write(to: &w)
             for (index, track) in tracks.enumerated() {
                 writeTrack(track, fragmented: false, into: &w) { w in
                     TimeToSampleBox(entries: track.table.timeToSample).write(to: &w)
@@ -622,7 +646,7 @@ public struct MovieWriter: Sendable {
     }
 
     private func writeFragmented(seconds: Double, segmentIndex: Bool, _ emitter: inout Emitter) throws {
-        try emitter.write(fragmentedHead(duration: tracks.map(presentedDuration).max() ?? 0))
+        try emitter.write(fragmentedHead(duration: tracks.map { presentedDuration($0, fragmented: true) }.max() ?? 0))
 
         let leader = tracks.firstIndex { $0.description.handler.handlerType == .vide } ?? 0
         if segmentIndex, tracks.indices.contains(leader) {

@@ -243,6 +243,39 @@ public struct SampleTableWriter: Sendable {
         Swift.max(0, -(compositionRuns.lazy.map(\.offset).min() ?? 0))
     }
 
+    /// Where the presentation of the samples ends, in media ticks: the largest decode time +
+    /// composition offset + duration of a sample (0 for no sample); the media duration
+    /// when every offset is 0. nil when that sum leaves 0..<2^63 ticks. O(`stts` runs +
+    /// `ctts` runs): within a stretch where both runs hold, the last sample ends last.
+    var presentationEnd: UInt64? {
+        guard !compositionRuns.isEmpty else { return duration }
+        var end: Int64 = 0
+        var decodeTime: Int64 = 0
+        var timing = (run: 0, used: UInt32(0))
+        var composition = (run: 0, used: UInt32(0))
+        while timing.run < timeToSample.count, composition.run < compositionRuns.count {
+            let delta = timeToSample[timing.run]
+            let offset = compositionRuns[composition.run]
+            let taken = Swift.min(delta.sampleCount - timing.used, offset.count - composition.used)
+            // `taken` samples of one duration and one offset: the last of them ends last.
+            let span = UInt64(taken).multipliedReportingOverflow(by: UInt64(delta.sampleDelta))
+            guard !span.overflow, let ticks = Int64(exactly: span.partialValue) else { return nil }
+            let next = decodeTime.addingReportingOverflow(ticks)
+            guard !next.overflow else { return nil }
+            decodeTime = next.partialValue
+            if taken > 0 {
+                let last = decodeTime.addingReportingOverflow(offset.offset)
+                guard !last.overflow else { return nil }
+                end = Swift.max(end, last.partialValue)
+            }
+            timing.used += taken
+            composition.used += taken
+            if timing.used == delta.sampleCount { timing = (timing.run + 1, 0) }
+            if composition.used == offset.count { composition = (composition.run + 1, 0) }
+        }
+        return UInt64(exactly: end)
+    }
+
     /// The `stss` box, or nil when every sample is a sync sample.
     public var syncSampleBox: SyncSampleBox? {
         isAllSync ? nil : SyncSampleBox(sampleNumbers: syncSampleNumbers)
