@@ -534,6 +534,33 @@ final class MovieWriterTests: XCTestCase {
         XCTAssertEqual(UInt64(sink.bytes.count), layout.fileSize)
     }
 
+    /// Chunks starting at one decode time go lowest data rate first, a track of samples
+    /// lasting 0 ticks last: FFmpeg's stream probe (about 20 video frames) then meets an
+    /// iPhone's timed metadata before a 0.5 s chunk of video, not after it.
+    func testChunksStartingTogetherGoLowestRateFirst() throws {
+        var writer = MovieWriter()
+        let entry = CodecConfiguration.h264(avcC: [1], width: 16, height: 16)
+        // Track 1, video: 1000 bytes a frame at 25 fps, 25,000 B/s.
+        let video = try writer.addTrack(TrackDescription(entry))
+        for _ in 0..<25 { try writer.append([UInt8](repeating: 1, count: 1000), duration: 3600, to: video) }
+        // Track 2, samples lasting 0 ticks (GoPro's fdsc): no rate, last.
+        let still = try writer.addTrack(TrackDescription(entry))
+        for _ in 0..<3 { try writer.append([2, 2], duration: 0, to: still) }
+        // Track 3, audio: 100 bytes a 1024-sample frame at 44.1 kHz, about 4,307 B/s.
+        let audio = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44_100,
+                                                             channelCount: 2)))
+        for _ in 0..<43 { try writer.append([UInt8](repeating: 3, count: 100), duration: 1024, to: audio) }
+        // Track 4, timed metadata: 10 bytes a frame at 25 fps, 250 B/s.
+        let metadata = try writer.addTrack(TrackDescription(entry))
+        for _ in 0..<25 { try writer.append([UInt8](repeating: 4, count: 10), duration: 3600, to: metadata) }
+        let order = writer.progressivePlan().order.map(\.track)
+        XCTAssertEqual(Array(order.prefix(4)), [metadata, audio, video, still].map { Int($0) - 1 },
+                       "at decode time 0: 250, 4,307, 25,000 B/s, then the track lasting 0 ticks")
+        // Decode time still comes first: the audio's second chunk starts at 22 × 1024 / 44,100
+        // = 0.511 s, before the 13 frames (0.52 s) of the metadata's and video's.
+        XCTAssertEqual(Array(order.dropFirst(4).prefix(3)), [audio, metadata, video].map { Int($0) - 1 })
+    }
+
     func testCancellationStopsBetweenOperations() throws {
         let (writer, _) = try audioWriter(sizes: [10, 10])
         var sink = MemoryMovieSink(sources: [MemoryByteSource([UInt8](repeating: 1, count: 2000))])

@@ -5,6 +5,13 @@
 /// their first sample's decode time, through a binary heap keyed by that time: work is
 /// O(samples · log tracks), whatever the durations claim — a sample lasting 10^8 seconds
 /// is one step, not 2·10^8 half-second steps.
+///
+/// Chunks that start at the same decode time go by their track's data rate, lowest first
+/// (a track whose samples last 0 ticks last; equal rates by track index). Players that
+/// probe the start of a file meet every track there: FFmpeg's stream probe stops after
+/// about 20 video frames, and a track it has not met by then gets its last packet's
+/// duration from the file's (`fill_all_stream_timings`) — an iPhone Live Photo's timed
+/// metadata (`mebx`, a few bytes a frame) behind a 0.5 s chunk of its video did.
 struct Interleaver {
     /// One chunk: consecutive samples of one track, stored together in `mdat`.
     struct Chunk: Equatable {
@@ -18,6 +25,8 @@ struct Interleaver {
     private let spans: [UInt64]
     private let timescales: [UInt32]
     private let maximumBytes: UInt64
+    /// Each track's place among chunks starting together: by data rate, lowest first.
+    private let rank: [Int]
     /// Tracks with samples left, as a binary heap ordered by their next sample's decode time.
     private var heap: [Int] = []
     /// The work done: one step per sample taken and per heap level moved through. A test
@@ -29,17 +38,27 @@ struct Interleaver {
         self.timescales = timescales
         spans = timescales.map { ticks(chunkSeconds, timescale: $0) }
         maximumBytes = max(1, chunkBytes)
+        // Bytes per second; a Double is exact enough to order rates (ties go by index).
+        let rates = tables.indices.map { track -> Double in
+            let table = tables[track]
+            guard table.duration > 0 else { return .infinity }
+            return Double(table.totalBytes) * Double(timescales[track]) / Double(table.duration)
+        }
+        let order = tables.indices.sorted { rates[$0] < rates[$1] || (rates[$0] == rates[$1] && $0 < $1) }
+        var rank = Array(repeating: 0, count: tables.count)
+        for (place, track) in order.enumerated() { rank[track] = place }
+        self.rank = rank
         for track in tables.indices where tables[track].count > 0 { push(track) }
     }
 
-    /// Whether track `a`'s next sample is decoded before track `b`'s (ties: the lower index).
+    /// Whether track `a`'s next sample is decoded before track `b`'s (ties: the lower rate).
     /// Times are compared as fractions, exactly: `ta / sa < tb / sb` ⇔ `ta·sb < tb·sa`.
     private func precedes(_ a: Int, _ b: Int) -> Bool {
         let left = cursors[a].decodeTime.multipliedFullWidth(by: UInt64(timescales[b]))
         let right = cursors[b].decodeTime.multipliedFullWidth(by: UInt64(timescales[a]))
         if left.high != right.high { return left.high < right.high }
         if left.low != right.low { return left.low < right.low }
-        return a < b
+        return rank[a] < rank[b]
     }
 
     private mutating func push(_ track: Int) {
