@@ -2,7 +2,7 @@ import ISOBMFF
 
 /// A text chapter track as the output carries it: its description, its edit list (in the
 /// input's movie timescale) and its samples with their durations.
-struct ChapterTrack {
+struct OutputChapterTrack {
     var description: TrackDescription
     var edits: EditListBox?
     var samples: [[UInt8]]
@@ -21,7 +21,7 @@ struct OutputExtras {
     /// A QuickTime chapter track (text), referenced from the audio by `tref/chap`, rebuilt
     /// from its chapters, its samples held in memory (bounded by
     /// ``Limits/maximumChapterCount`` and ``Limits/maximumChapterSampleSize``).
-    var chapterTrack: ChapterTrack?
+    var chapterTrack: OutputChapterTrack?
     /// What was dropped or repaired on the way (a box nested too deep, a chapter reference
     /// to a video track), one message each, for the user.
     var warnings: [String] = []
@@ -89,7 +89,7 @@ extension OutputExtras {
             description.userData = nil
             description.extendedLanguage = nil
             description.sampleEntries = Array(description.sampleEntries.prefix(1))
-            chapterTrack = ChapterTrack(description: description, edits: chapters.editList, samples: read.samples,
+            chapterTrack = OutputChapterTrack(description: description, edits: chapters.editList, samples: read.samples,
                                         durations: read.durations)
             return
         }

@@ -117,8 +117,9 @@ let usage = """
     ----:MEAN:NAME; track and disc take N or N/TOTAL (0-65535), compilation true or false.
     --remove KEY, --remove-all; --cover IMAGE (JPEG or PNG, repeatable) replaces the covers,
     --remove-cover drops them. --chapters-from FILE replaces the chapters (mp4chaps lines
-    "HH:MM:SS.mmm Title" or an ;FFMETADATA1 file) with Nero chapters (chpl, at most 255);
-    --remove-chapters removes them. --dry-run prints the tags the change would give and writes
+    "HH:MM:SS.mmm Title" or an ;FFMETADATA1 file; at most 4096) in both forms: a QuickTime
+    chapter track (replacing any) and Nero's chpl (at most 255: past that, the track only,
+    with a warning); --remove-chapters removes both. --dry-run prints the tags the change would give and writes
     nothing. Unknown items are kept byte for byte. The file is rewritten beside itself and
     moved into place atomically (samples and every other box copied unchanged), leaving
     padding after moov; the next edit that fits that padding is written in place, in steps
