@@ -186,4 +186,39 @@ final class TagChapterTests: XCTestCase {
             try gstreamerReads(path)
         }
     }
+
+    func testExtractionRemuxAndMuxTakeChapters() throws {
+        let list = directory.write("list.txt", Array("00:00:00.000 A\n00:00:00.750 B\n".utf8))
+        let expected = ["0.000,A", "0.750,B"]
+        let outputs: [(String, [String])] = [
+            ("extracted.m4a", ["--chapters-from", list, fixture("meta-chapters-both.mp4")]),
+            ("remuxed.mp4", ["remux", "--chapters-from", list, fixture("mp4-subtitle-chapters.mp4")]),
+            ("muxed.mp4", ["mux", fixture("aac-h264-faststart.mp4"), "--audio", fixture("meta-itunes.m4a"),
+                           "--chapters-from", list]),
+        ]
+        for (name, arguments) in outputs {
+            let output = directory.file(name)
+            let run = try runCLI(arguments + [output])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertEqual(try ffprobeChapters(output), expected, name)
+            XCTAssertEqual(try mutagenChapters(output), expected, name)
+            XCTAssertEqual(try probeChapters(output), expected, name)
+            try gstreamerReads(output)
+        }
+        // --split-chapters cuts at the input's chapters: a list of other chapters is a mistake.
+        let split = try runCLI(["--split-chapters", "--output-dir", directory.file("parts"), "--chapters-from", list,
+                                fixture("meta-chapters-both.mp4")])
+        XCTAssertEqual(split.status, 64, split.stderr)
+        // remux --no-metadata drops the input's tags and chapters, then sets what it is told.
+        let output = directory.file("bare.mp4")
+        let run = try runCLI(["remux", "--no-metadata", "--set", "title=Bare", fixture("meta-chapters-both.mp4"),
+                              output])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(try ffprobeChapters(output), [])
+        let tags = try runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags", "-of", "json", output]).stdout
+        let object = try JSONSerialization.jsonObject(with: Data(tags.utf8)) as? [String: [String: [String: String]]]
+        let format = object?["format"]?["tags"] ?? [:]
+        XCTAssertEqual(format["title"], "Bare")
+        XCTAssertNil(format["artist"], "\(format)")
+    }
 }
