@@ -8,7 +8,7 @@
 /// `sidx` references) is relative to boxes that move together. Sample bytes never change.
 ///
 /// The padding is at least the new `moov`'s size plus 4 KiB, so that a later edit can be
-/// written in place (``inPlaceEdit(boxes:movieBox:userData:)``); `free`/`skip` boxes right after the old `moov` are
+/// written in place (``inPlaceEdit(boxes:movieBox:userData:chapters:)``); `free`/`skip` boxes right after the old `moov` are
 /// the old padding and are replaced by the new one.
 public struct TagRewritePlan: Sendable {
     /// One piece of the output, in order.
