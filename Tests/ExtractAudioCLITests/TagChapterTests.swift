@@ -100,7 +100,8 @@ final class TagChapterTests: XCTestCase {
     func testBothFormsReadAlikeInEveryKindOfFile() throws {
         let text = "00:00:00.000 Intro\n# a comment\n\n00:00:00.500 Middle, part ✓\n0:01.250 End\n"
         let expected = ["0.000,Intro", "0.500,Middle, part ✓", "1.250,End"]
-        for name in ["meta-itunes.m4a", "aac-h264-faststart.mp4", "frag-keyframe.mp4", "aac-h264-moov-end.mp4"] {
+        for name in ["meta-itunes.m4a", "aac-h264-faststart.mp4", "frag-keyframe.mp4", "frag-gstreamer.mp4", "frag-dash.mp4",
+                     "aac-h264-moov-end.mp4"] {
             let path = directory.write(name, readFile(fixture(name)))
             try check(path, text, expected: expected)
             // A second edit goes in place (padding left by the first): still both forms.
