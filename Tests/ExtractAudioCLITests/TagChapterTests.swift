@@ -123,6 +123,20 @@ final class TagChapterTests: XCTestCase {
         XCTAssertEqual(brand.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "M4B")
     }
 
+    /// Gapless by iTunSMPB alone (the fixture's edit list renamed `free`): FFmpeg 5.1 gives
+    /// that priming to the last stream created before it reads `ilst`, so a chapter `trak`
+    /// between the audio and `udta` took the audio's "Skip Samples" away (as it did on two
+    /// corpus files); the packets, side data included, must not change.
+    func testPrimingFromITunSMPBStaysWithTheAudio() throws {
+        var bytes = readFile(fixture("meta-gapless-itunsmpb.m4a"))
+        let edts = Array("edts".utf8)
+        let at = try XCTUnwrap((0..<(bytes.count - 4)).first { Array(bytes[$0..<($0 + 4)]) == edts })
+        bytes.replaceSubrange(at..<(at + 4), with: Array("free".utf8))
+        let path = directory.write("itunsmpb-only.m4a", bytes)
+        XCTAssertTrue(try packets(path).contains { $0.contains("Skip Samples,1024") }, "FFmpeg reads the priming")
+        try check(path, "00:00:00.000 Intro\n00:00:01.000 Second\n", expected: ["0.000,Intro", "1.000,Second"])
+    }
+
     func testAFirstChapterThatStartsLate() throws {
         // An empty edit places the first sample; a movie timescale of 600 exercises both the
         // edit's rescaling and mutagen's timescale error.

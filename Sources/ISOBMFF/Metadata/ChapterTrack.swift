@@ -246,8 +246,12 @@ public struct ChapterTrack: Sendable, Equatable {
 
     /// `moov` with the tracks whose IDs are in `removed` dropped (their `tref` entries and
     /// `trex` with them), and, when `track` is given, that chapter track added as track
-    /// `trackID` after the last `trak`, named in every other track's `tref/chap`, with a
+    /// `trackID` at the end of `moov`, named in every other track's `tref/chap`, with a
     /// `trex` when the movie is fragmented and `mvhd`'s next_track_ID moved past it.
+    ///
+    /// At the end, after `udta`: FFmpeg (`mov_read_custom`, 5.1) gives an `iTunSMPB` item's
+    /// priming to the last stream created so far, so a chapter `trak` between the audio and
+    /// `udta` took the audio's priming (its "skip samples") away.
     ///
     /// Returns the bytes and the position in them of the new track's chunk offset (of its
     /// `stco`, or `co64` when `largeOffsets`), for the caller to fill in once the layout is
@@ -263,21 +267,11 @@ public struct ChapterTrack: Sendable, Equatable {
             try $0.trackBox(trackID: trackID, movieTimescale: movieTimescaleOf(moov), chunkOffset: chunkOffset,
                             largeOffsets: largeOffsets)
         }
-        // Where the last trak ends among the children, to add the new one after it.
         var children = payload
-        var lastTrack = -1
-        var index = 0
-        while let (child, _) = try children.readBox(depth: 2) {
-            if child.type == "trak" { lastTrack = index }
-            index += 1
-        }
-        children = payload
         var w = BoxWriter(capacity: moov.count + (added?.count ?? 0) + 64)
         var position: Int?
-        index = 0
         try w.box("moov") { box in
             while let (child, body) = try children.readBox(depth: 2) {
-                defer { index += 1 }
                 switch child.type {
                 case "mvhd" where track != nil:
                     var mvhd = body
@@ -308,12 +302,8 @@ public struct ChapterTrack: Sendable, Equatable {
                 default:
                     box.write(bytes: children.bytes(of: child))
                 }
-                if index == lastTrack, let added {
-                    position = box.count + Self.chunkOffsetPosition(in: added, large: largeOffsets)
-                    box.write(bytes: added)
-                }
             }
-            if lastTrack < 0, let added {
+            if let added {
                 position = box.count + Self.chunkOffsetPosition(in: added, large: largeOffsets)
                 box.write(bytes: added)
             }
