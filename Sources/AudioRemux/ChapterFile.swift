@@ -1,3 +1,5 @@
+import ISOBMFF
+
 /// Chapter lists as text, in the two forms tools write: mp4chaps' lines
 /// (`HH:MM:SS.mmm Title`, one chapter a line) and FFmpeg's metadata file (`;FFMETADATA1`,
 /// then `[CHAPTER]` sections with `TIMEBASE=num/den`, `START=` and `title=`; a backslash

@@ -1,19 +1,7 @@
 import ISOBMFF
 
-/// A chapter: a title and where it starts.
-public struct Chapter: Sendable, Equatable {
-    /// The chapter's name, as the chapter track's text sample or Nero's `chpl` entry holds it.
-    public var title: String
-    /// Seconds from the start of the movie.
-    public var start: Double
-
-    /// A chapter called `title` that starts `start` seconds into the movie.
-    public init(title: String, start: Double) {
-        self.title = title
-        self.start = start
-    }
-}
-
+/// Reading chapters from a movie. The boxes themselves have one reader and one writer each,
+/// in ISOBMFF: ``ChapterTrack`` (the QuickTime text track) and ``NeroChapters`` (`chpl`).
 enum Chapters {
     /// The chapters of `movie`: from a QuickTime chapter track (a text track that another
     /// track names in `tref/chap`), else from Nero's `udta/chpl`. At most
@@ -81,7 +69,7 @@ enum Chapters {
                         samples.append(try source.bytes(at: offset, count: size))
                     } else {
                         let head = try source.bytes(at: offset, count: 2 + Limits.maximumChapterTitleBytes)
-                        samples.append(textSample(title(ofSample: head)))
+                        samples.append(ChapterTrack.textSample(ChapterTrack.title(ofSample: head)))
                     }
                 } catch {
                     failure = error
@@ -96,36 +84,29 @@ enum Chapters {
     }
 
     /// Each sample of a QuickTime text track is a 16-bit length and that many bytes of
-    /// text (QuickTime File Format, "Text Sample Data"); its decode time is the start.
+    /// text (QuickTime File Format, "Text Sample Data"); its decode time is the start, moved
+    /// by the track's edit list as FFmpeg moves it: later by the leading empty edits, earlier
+    /// by the first media edit's start.
     static func fromTrack(_ track: Track, movie: Movie, source: some ByteSource) throws -> [Chapter] {
         guard track.mediaHeader.timescale > 0, let read = try samples(of: track, movie: movie, source: source) else {
             return []
         }
+        var offset = 0.0
+        if let edits = track.editList?.entries, movie.header.timescale > 0 {
+            let empty = edits.prefix { $0.isEmpty }
+            offset = Double(empty.map(\.segmentDuration).saturatingSum) / Double(movie.header.timescale)
+            if let media = edits.first(where: { !$0.isEmpty }), media.mediaTime > 0 {
+                offset -= Double(media.mediaTime) / Double(track.mediaHeader.timescale)
+            }
+        }
         return zip(read.samples, read.decodeTimes).map { bytes, start in
-            Chapter(title: title(ofSample: bytes), start: Double(start) / Double(track.mediaHeader.timescale))
+            Chapter(title: ChapterTrack.title(ofSample: bytes),
+                    start: max(0, offset + Double(start) / Double(track.mediaHeader.timescale)))
         }
     }
 
-    /// The title in a text sample, at most ``Limits/maximumChapterTitleBytes`` bytes of it.
-    static func title(ofSample bytes: [UInt8]) -> String {
-        guard bytes.count >= 2 else { return "" }
-        let length = min(Int(bytes[0]) << 8 | Int(bytes[1]), bytes.count - 2, Limits.maximumChapterTitleBytes)
-        return String(decoding: bytes[2..<(2 + length)], as: UTF8.self)
-    }
-
-    /// A text sample holding `title`: its 16-bit length, the UTF-8 bytes, and the `encd`
-    /// box that says they are UTF-8 (0x100), as FFmpeg writes chapter samples.
-    static func textSample(_ title: String) -> [UInt8] {
-        let text = Array(title.utf8.prefix(Limits.maximumChapterTitleBytes))
-        var w = BoxWriter(capacity: text.count + 14)
-        w.write(UInt16(text.count))  // At most maximumChapterTitleBytes.
-        w.write(bytes: text)
-        w.box("encd") { $0.write(UInt32(0x100)) }
-        return w.bytes
-    }
-
-    /// Nero chapters (`udta/chpl`, ``NeroChapters``), in seconds.
+    /// Nero chapters (`udta/chpl`, ``NeroChapters``).
     static func fromNero(_ userData: [UInt8]) -> [Chapter] {
-        NeroChapters(userData: userData)?.entries.map { Chapter(title: $0.title, start: Double($0.start) / 1e7) } ?? []
+        NeroChapters(userData: userData)?.entries ?? []
     }
 }

@@ -2,7 +2,7 @@ import ISOBMFF
 
 /// A text chapter track as the output carries it: its description, its edit list (in the
 /// input's movie timescale) and its samples with their durations.
-struct ChapterTrack {
+struct OutputChapterTrack {
     var description: TrackDescription
     var edits: EditListBox?
     var samples: [[UInt8]]
@@ -21,7 +21,10 @@ struct OutputExtras {
     /// A QuickTime chapter track (text), referenced from the audio by `tref/chap`, rebuilt
     /// from its chapters, its samples held in memory (bounded by
     /// ``Limits/maximumChapterCount`` and ``Limits/maximumChapterSampleSize``).
-    var chapterTrack: ChapterTrack?
+    var chapterTrack: OutputChapterTrack?
+    /// Chapters that replace the input's (``TagChanges/chapters``): written in both forms by
+    /// ``MovieWriter/addChapters(_:)`` once the audio is laid out.
+    var newChapters: [Chapter]?
     /// What was dropped or repaired on the way (a box nested too deep, a chapter reference
     /// to a video track), one message each, for the user.
     var warnings: [String] = []
@@ -89,7 +92,7 @@ extension OutputExtras {
             description.userData = nil
             description.extendedLanguage = nil
             description.sampleEntries = Array(description.sampleEntries.prefix(1))
-            chapterTrack = ChapterTrack(description: description, edits: chapters.editList, samples: read.samples,
+            chapterTrack = OutputChapterTrack(description: description, edits: chapters.editList, samples: read.samples,
                                         durations: read.durations)
             return
         }
@@ -210,6 +213,22 @@ struct ExtractedMovie {
                 let edits = chapters.edits.flatMap { Self.rescaled($0, from: movie.header.timescale, to: movieTimescale) }
                 try writer.setEdits(edits, for: chapterID)
             }
+        }
+        if let list = extras.newChapters {
+            let written = try Self.addChapters(list, to: &writer)
+            if let warning = ChapterTrack.neroLimitWarning(count: written.chapters.count) {
+                self.warnings.append(warning)
+            }
+        }
+    }
+
+    /// ``MovieWriter/addChapters(_:)``, its refusals (too many chapters, one after the end)
+    /// said as the caller's mistake they are.
+    static func addChapters(_ chapters: [Chapter], to writer: inout MovieWriter) throws -> ChapterTrack {
+        do {
+            return try writer.addChapters(chapters)
+        } catch let error as ISOBMFFError {
+            throw RemuxError(.invalidArgument, "the chapter list: \(error.message)")
         }
     }
 

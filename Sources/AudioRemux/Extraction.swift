@@ -70,6 +70,12 @@ struct Extraction {
         var extras = options.keepMetadata
             ? try Self.extras(of: track, in: movie, source: source, table: table, codec: codec, name: name) : OutputExtras()
         extras.userData = options.tags.userData(extras.userData)
+        if options.tags.chapters != nil || options.tags.removingChapters {
+            // Both forms replaced (or removed): the input's chapter track and chpl go.
+            extras.chapterTrack = nil
+            extras.userData = NeroChapters.userData(extras.userData, replacingWith: nil)
+            extras.newChapters = options.tags.chapters
+        }
         self.extras = extras
         // The tables are parsed: let the memory of the raw moov go before building the output's.
         movie.releaseSampleTableBytes()

@@ -18,7 +18,8 @@ public struct TagWriteResult: Sendable {
     public var method: Method
     /// Damaged items skipped while reading, and the like.
     public var warnings: [String]
-    /// The Nero chapters (`udta/chpl`) the file holds afterwards.
+    /// The chapters the file holds afterwards: its QuickTime chapter track's, else its Nero
+    /// `chpl`'s.
     public var chapters: [Chapter] = []
 
     init(tags: ItemList, method: Method, warnings: [String]) {
@@ -66,31 +67,87 @@ public enum TagFile {
         try edit(path, dryRun: dryRun, stoppingAfterWrite: stop, chapters: nil, change)
     }
 
-    /// Makes `changes` (tags, covers, and Nero chapters) to the file at `path`, as
+    /// Makes `changes` (tags, covers and chapters) to the file at `path`, as
     /// ``edit(_:dryRun:_:)`` does.
     ///
-    /// Chapters are written in Nero's form (`udta/chpl`, which FFmpeg and mutagen read), at
-    /// most ISOBMFF's `NeroChapters.maximumCount`; a file with a QuickTime chapter track (which
-    /// readers prefer) is refused with `.unsupportedInput` rather than left contradicting
-    /// itself.
+    /// Chapters are written in both forms: a QuickTime chapter track (ISOBMFF's
+    /// `ChapterTrack`, which FFmpeg, QuickTime and GStreamer read), replacing any the file
+    /// has, and Nero's `udta/chpl` (which mutagen reads) for at most 255 chapters; past that,
+    /// the chapter track only, with a warning in ``TagWriteResult/warnings``. Starts are
+    /// rounded to milliseconds. More than `Limits.maximumChapterCount` chapters, or one that
+    /// starts after the movie's end, is refused with `.invalidArgument`.
     @discardableResult
     public static func edit(_ path: String, applying changes: TagChanges,
                             dryRun: Bool = false) throws -> TagWriteResult {
-        var chapters: NeroChapters??
+        var chapters: [Chapter]??
         if changes.removingChapters { chapters = .some(nil) }
-        if let list = changes.chapters {
-            guard list.count <= NeroChapters.maximumCount else {
-                throw RemuxError(.unsupportedInput, "\(list.count) chapters: Nero's chpl holds at most "
-                                 + "\(NeroChapters.maximumCount), and the QuickTime chapter track is not written yet")
-            }
-            chapters = NeroChapters(entries: list.map {
-                NeroChapters.Entry(start: UInt64(max(0, $0.start) * 1e7), title: $0.title)
-            })
-        }
+        if let list = changes.chapters { chapters = .some(list) }
         return try edit(path, dryRun: dryRun, stoppingAfterWrite: nil, chapters: chapters) { changes.apply(to: &$0) }
     }
 
-    static func edit(_ path: String, dryRun: Bool, stoppingAfterWrite stop: Int?, chapters: NeroChapters??,
+    /// The chapters a tag edit writes: the chapter track and its change of `moov`, the new
+    /// `udta` (with `chpl` replaced or removed), and a warning when `chpl` could not hold them.
+    struct ChapterEdit {
+        var change: ChapterTrack.Change?
+        var userData: [UInt8]?
+        var chapters: [Chapter]
+        var warning: String?
+
+        /// `chapters` (nil to remove them) for the movie in `input`, whose `udta` is `userData`.
+        init(_ chapters: [Chapter]?, input: InputFile, userData: [UInt8]?, name: String) throws {
+            let movie = try parse { try Movie(reading: input) }
+            // The chapter tracks: text tracks another track names in tref/chap.
+            var removed = Set<UInt32>()
+            for track in movie.tracks {
+                for id in track.references["chap"] ?? [] where id != track.trackID {
+                    if let named = movie.tracks.first(where: { $0.trackID == id }), Chapters.isTextTrack(named) {
+                        removed.insert(id)
+                    }
+                }
+            }
+            guard let chapters else {
+                change = removed.isEmpty ? nil : ChapterTrack.Change(removedTracks: removed, track: nil, trackID: 0)
+                self.userData = NeroChapters.userData(userData, replacingWith: nil)
+                self.chapters = []
+                return
+            }
+            let track: ChapterTrack
+            do {
+                track = try ChapterTrack(chapters: chapters, endingAt: try Self.end(of: movie, without: removed,
+                                                                                    source: input, name: name))
+            } catch let error as ISOBMFFError {
+                throw RemuxError(.invalidArgument, "\(name): \(error.message)")
+            }
+            // Past every track's ID, and at mvhd's next_track_ID when that is further (all ones
+            // there means "search").
+            let last = movie.tracks.map(\.trackID).max() ?? 0
+            guard last < UInt32.max - 1 else {
+                throw RemuxError(.unsupportedInput, "\(name): no track ID is left for a chapter track")
+            }
+            let claimed = movie.header.nextTrackID
+            let id = claimed > last + 1 && claimed < UInt32.max - 1 ? claimed : last + 1
+            change = ChapterTrack.Change(removedTracks: removed, track: track, trackID: id)
+            self.chapters = track.chapters
+            let nero = track.chapters.count <= NeroChapters.maximumCount ? NeroChapters(entries: track.chapters) : nil
+            self.userData = NeroChapters.userData(userData, replacingWith: nero)
+            warning = ChapterTrack.neroLimitWarning(count: track.chapters.count)
+        }
+
+        /// Where the movie ends in seconds: its longest track but the chapter tracks, as
+        /// probe measures it (mvhd's duration when a little longer, as probe allows).
+        static func end(of movie: Movie, without removed: Set<UInt32>, source: InputFile, name: String) throws -> Double {
+            var longest = 0.0
+            for track in movie.tracks where !removed.contains(track.trackID) {
+                longest = max(longest, try AudioExtractor.trackReport(track, movie: movie, source: source,
+                                                                      name: name).duration)
+            }
+            let claimed = movie.header.timescale == 0 ? 0
+                : Double(movie.header.duration) / Double(movie.header.timescale)
+            return claimed > longest && claimed - longest <= 1 ? claimed : longest
+        }
+    }
+
+    static func edit(_ path: String, dryRun: Bool, stoppingAfterWrite stop: Int?, chapters: [Chapter]??,
                      _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
         let target = resolvedPath(path)
         let input = try InputFile(path: target, name: path)
@@ -100,23 +157,25 @@ public enum TagFile {
         try change(&tags)
         tags.warnings = []
         var newUserData = tags.userData(replacingIn: layout.userData)
+        var chapterEdit: ChapterEdit?
         if let chapters {
-            let movie = try Movie(reading: input)
-            if movie.tracks.contains(where: { !($0.references["chap"] ?? []).isEmpty }) {
-                throw RemuxError(.unsupportedInput, "\(path) has a QuickTime chapter track, which readers prefer to "
-                                 + "Nero chapters; replacing it is not supported yet (the file is left as it was)")
-            }
-            newUserData = NeroChapters.userData(newUserData, replacingWith: chapters)
+            let edit = try ChapterEdit(chapters, input: input, userData: newUserData, name: path)
+            newUserData = edit.userData
+            chapterEdit = edit
         }
         var result = TagWriteResult(tags: tags, method: .none, warnings: before.warnings)
-        result.chapters = newUserData.flatMap(NeroChapters.init(userData:)).map { list in
-            list.entries.map { Chapter(title: $0.title, start: Double($0.start) / 1e7) }
-        } ?? []
-        if dryRun || newUserData == layout.userData { return result }
+        if let chapterEdit {
+            result.chapters = chapterEdit.chapters
+            if let warning = chapterEdit.warning { result.warnings.append(warning) }
+        } else if let movie = try? Movie(reading: input) {
+            result.chapters = Chapters.read(movie, source: input)
+        }
+        let trackChange = chapterEdit?.change
+        if dryRun || (newUserData == layout.userData && trackChange == nil) { return result }
         try checkWritable(target, shown: path)
         do {
             if let writes = try TagRewritePlan.inPlaceEdit(boxes: layout.boxes, movieBox: layout.movieBox,
-                                                           userData: newUserData) {
+                                                           userData: newUserData, chapters: trackChange) {
                 try writeInPlace(writes, to: target, shown: path, stop: stop)
                 var written = result
                 written.method = .inPlace
@@ -127,7 +186,8 @@ public enum TagFile {
         }
         let plan: TagRewritePlan
         do {
-            plan = try TagRewritePlan(boxes: layout.boxes, movieBox: layout.movieBox, userData: newUserData)
+            plan = try TagRewritePlan(boxes: layout.boxes, movieBox: layout.movieBox, userData: newUserData,
+                                      chapters: trackChange)
         } catch let error as ISOBMFFError {
             throw RemuxError(.unsupportedInput, "\(path): \(error.message)")
         }
@@ -228,10 +288,10 @@ public struct TagChanges: Sendable, Equatable {
     public var settings: [ItemList.Item] = []
     /// Cover images that replace any others, in order; none to leave the covers alone.
     public var covers: [TagImage] = []
-    /// Chapters that replace the Nero chapters (``TagFile/edit(_:applying:dryRun:)``); nil
-    /// to leave them alone.
+    /// Chapters that replace the file's (both forms: the QuickTime chapter track and Nero's
+    /// `chpl`, see ``TagFile/edit(_:applying:dryRun:)``); nil to leave them alone.
     public var chapters: [Chapter]?
-    /// Remove the Nero chapters.
+    /// Remove the chapters (both forms).
     public var removingChapters = false
 
     /// No changes.

@@ -37,12 +37,12 @@ struct Arguments {
     static let allowedOptions: [Command: Set<String>] = [
         .extract: ["--track", "--track-id", "--output-dir", "--jobs", "--overwrite", "--skip-existing", "--salvage",
                    "--no-metadata", "--quiet", "--json", "--from", "--to", "--duration", "--split-chapters", "--set",
-                   "--cover"],
+                   "--cover", "--chapters-from"],
         .probe: ["--json", "--list", "--packets", "--track-id"],
         .mux: ["--audio", "--offset", "--loop", "--keep-original-audio", "--exact-seams", "--no-metadata", "--overwrite",
-               "--quiet", "--json", "--set", "--cover"],
+               "--quiet", "--json", "--set", "--cover", "--chapters-from"],
         .remux: ["--from", "--to", "--duration", "--drop-audio", "--drop-video", "--track-id", "--fragment",
-                 "--overwrite", "--quiet", "--json", "--set", "--cover"],
+                 "--overwrite", "--quiet", "--json", "--set", "--cover", "--chapters-from", "--no-metadata"],
         .tag: ["--set", "--remove", "--remove-all", "--cover", "--remove-cover", "--chapters-from", "--remove-chapters",
                "--dry-run", "--json", "--quiet"],
     ]
@@ -258,6 +258,9 @@ struct Arguments {
             break
         }
         try cut.checkExtraction(inputs: positional, outputDirectory: outputDirectory)
+        if cut.splitChapters && chaptersFrom != nil {
+            throw UsageError(message: "--split-chapters cuts at the input's chapters: it does not take --chapters-from")
+        }
         if audioTrack != nil && trackID != nil {
             throw UsageError(message: "use --track or --track-id, not both")
         }

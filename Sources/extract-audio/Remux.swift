@@ -91,6 +91,7 @@ enum RemuxCommand {
     static func run(input: String, output: String, arguments: Arguments) -> ExitStatus {
         var options = RemuxOptions()
         options.tags = arguments.tagChanges
+        options.keepMetadata = arguments.keepMetadata
         do {
             options.range = try arguments.cut.range()
         } catch let error as Arguments.UsageError {

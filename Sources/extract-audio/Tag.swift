@@ -27,11 +27,17 @@ enum TagCommand {
                 throw RemuxError(.invalidArgument, "\(path): a chapter file of \(file.length) bytes is too large")
             }
             let text = String(decoding: try file.bytes(at: 0, count: Int(file.length)), as: UTF8.self)
+            let chapters: [Chapter]
             do {
-                changes.chapters = try ChapterFile.parse(text)
+                chapters = try ChapterFile.parse(text)
             } catch let error as RemuxError {
                 throw RemuxError(.invalidArgument, "\(path): \(error.message)")
             }
+            guard chapters.count <= Limits.maximumChapterCount else {
+                throw RemuxError(.invalidArgument, "\(path): \(chapters.count) chapters, more than the "
+                                 + "\(Limits.maximumChapterCount) written")
+            }
+            changes.chapters = chapters
         }
         for path in arguments.covers {
             let file = try InputFile(path: path)

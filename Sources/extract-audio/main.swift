@@ -25,9 +25,11 @@ let usage = """
       extract-audio probe [--json] INPUT...       (or: extract-audio --list INPUT...)
       extract-audio probe --packets [--track-id ID] [--json] INPUT
       extract-audio mux VIDEO --audio MUSIC… [--offset S] [--loop] [--exact-seams]
-                        [--keep-original-audio] [--no-metadata] [--set K=V]… [--cover IMG]… OUTPUT.mp4
+                        [--keep-original-audio] [--no-metadata] [--set K=V]… [--cover IMG]…
+                        [--chapters-from FILE] OUTPUT.mp4
       extract-audio remux IN OUT.mp4 [--from T] [--to T | --duration D] [--drop-audio] [--drop-video]
-                          [--track-id ID]… [--fragment SECONDS]
+                          [--track-id ID]… [--fragment SECONDS] [--no-metadata] [--set K=V]…
+                          [--cover IMG]… [--chapters-from FILE]
       extract-audio tag [--set KEY=VALUE]… [--remove KEY]… [--remove-all] [--cover IMAGE]…
                         [--remove-cover] [--chapters-from FILE | --remove-chapters] [--dry-run]
                         [--json] FILE…
@@ -61,7 +63,7 @@ let usage = """
                           [[h:]m:]s[.frac]); --duration D is --to FROM+D
           --split-chapters
                           with --output-dir: one DIR/NN - Title.m4a per chapter
-          --set KEY=VALUE, --cover IMAGE
+          --set KEY=VALUE, --cover IMAGE, --chapters-from FILE
                           tag the output in the same pass, as tag does (also for remux
                           and mux); with --no-metadata the input's tags go first
       -q, --quiet         no progress bar, no "wrote" line, no summary; errors and warnings
@@ -106,7 +108,8 @@ let usage = """
     --from T --to T (or --duration D) keep [T, T): the video is copied from the sync sample
     at or before --from and every track's edit list presents exactly the range (times as
     seconds or [[h:]m:]s[.frac]). --fragment SECONDS writes a fragmented MP4 (fMP4) with
-    fragments of about SECONDS starting at sync samples. Metadata is kept.
+    fragments of about SECONDS starting at sync samples. Metadata is kept; --no-metadata drops
+    the tags and the chapter tracks.
 
     tag FILE… prints each file's tags (iTunes-style items in moov/udta/meta/ilst): friendly
     keys in text; with --json one object per file, each item with its friendly key (or
@@ -117,8 +120,9 @@ let usage = """
     ----:MEAN:NAME; track and disc take N or N/TOTAL (0-65535), compilation true or false.
     --remove KEY, --remove-all; --cover IMAGE (JPEG or PNG, repeatable) replaces the covers,
     --remove-cover drops them. --chapters-from FILE replaces the chapters (mp4chaps lines
-    "HH:MM:SS.mmm Title" or an ;FFMETADATA1 file) with Nero chapters (chpl, at most 255);
-    --remove-chapters removes them. --dry-run prints the tags the change would give and writes
+    "HH:MM:SS.mmm Title" or an ;FFMETADATA1 file; at most 4096) in both forms: a QuickTime
+    chapter track (replacing any) and Nero's chpl (at most 255: past that, the track only,
+    with a warning); --remove-chapters removes both. --dry-run prints the tags the change would give and writes
     nothing. Unknown items are kept byte for byte. The file is rewritten beside itself and
     moved into place atomically (samples and every other box copied unchanged), leaving
     padding after moov; the next edit that fits that padding is written in place, in steps
@@ -343,7 +347,7 @@ func run() -> ExitStatus {
         return .usage
     }
     installSignalHandlers()
-    if !parsed.tagSets.isEmpty || !parsed.covers.isEmpty {
+    if !parsed.tagSets.isEmpty || !parsed.covers.isEmpty || parsed.chaptersFrom != nil {
         do {
             parsed.tagChanges = try TagCommand.changes(parsed)
         } catch {
@@ -436,6 +440,7 @@ func runMux(video: String, music: [String], output: String, arguments: Arguments
                 Terminal.write("extract-audio: " + (note.hasPrefix("dropped ") ? "" : "dropped ") + note + "\n", to: 2)
             }
         }
+        for warning in result.warnings { Terminal.warning("\(output): \(warning)") }
         if arguments.json {
             Terminal.line(muxJSON(result, video: video, output: output).compactText)
         } else if !arguments.quiet {

@@ -84,4 +84,39 @@ final class TagInPlaceTests: XCTestCase {
         XCTAssertEqual(large.method, .rewrite, "60 kB of lyrics do not fit 4 KiB of padding")
         XCTAssertEqual(try ffprobeTitle(path), "Small change")
     }
+
+    func ffprobeChapters(_ path: String) throws -> String {
+        let run = try runTool("ffprobe", ["-v", "error", "-show_chapters", "-show_entries",
+                                          "chapter=start_time:chapter_tags=title", "-of", "csv=p=0", path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stderr, "", "ffprobe found no chapter track it was pointed to")
+        return run.stdout
+    }
+
+    /// A chapter change carried in place: the new moov (with its chapter track), then the
+    /// chapter track's mdat at the end of the padding, both inside the free box; then the
+    /// cut, and the two flips. Each stop leaves the old chapters (none) or the new ones.
+    func testStopAfterEachWriteOfAChapterChange() throws {
+        for name in ["meta-itunes.m4a", "aac-h264-faststart.mp4", "frag-keyframe.mp4"] {
+            let source = try prepared(name)
+            let expectedPackets = try mediaPackets(source)
+            let chapters = [Chapter(title: "One", start: 0), Chapter(title: "Two ✓", start: 0.75)]
+            for stop in 1...5 {
+                let path = directory.write("chapters-stop\(stop)-" + name, readFile(source))
+                XCTAssertThrowsError(try TagFile.edit(path, dryRun: false, stoppingAfterWrite: stop,
+                                                      chapters: .some(chapters)) { _ in }) {
+                    XCTAssertTrue($0 is TagFile.InjectedStop, "\(name), stop \(stop): \($0) (not in place?)")
+                }
+                let expected = stop < 5 ? "" : "0.000000,One\n0.750000,Two ✓\n"
+                XCTAssertEqual(try ffprobeChapters(path), expected, "\(name), stopped after write \(stop): FFmpeg")
+                XCTAssertEqual(try gstreamerTitle(path), "Old", "\(name), stopped after write \(stop): GStreamer")
+                XCTAssertEqual(try AudioExtractor.probe(path).chapters.map(\.title), stop < 5 ? [] : ["One", "Two ✓"])
+                XCTAssertEqual(try mediaPackets(path), expectedPackets, "\(name), after write \(stop)")
+                XCTAssertEqual(readFile(path).count, readFile(source).count, "in place: the size never changes")
+                // The next edit finds its way from the stopped state.
+                XCTAssertNoThrow(try TagFile.edit(path) { $0.set(.text(["Next"]), for: Self.title) })
+                XCTAssertEqual(try ffprobeTitle(path), "Next", "\(name), edited after a stop at \(stop)")
+            }
+        }
+    }
 }

@@ -180,17 +180,38 @@ final class ItemListTests: XCTestCase {
 
     func testNeroChaptersRoundTrip() throws {
         let long = String(repeating: "é", count: 200)  // 400 bytes: cut to 254, a whole character.
-        let chapters = NeroChapters(entries: [.init(start: 0, title: "Intro"), .init(start: 12_500_000, title: long)])
+        let chapters = NeroChapters(entries: [.init(title: "Intro", start: 0), .init(title: long, start: 1.25)])
         XCTAssertEqual(Array(chapters.bytes.prefix(31)), hexBytes("""
             00000126 6368706C 01000000 00000000 02  0000000000000000 05 496E74726F
             """))
         var reader = ByteReader(chapters.bytes)
         let (_, payload) = try XCTUnwrap(try reader.readBox(depth: 1))
         let parsed = try NeroChapters(parsing: payload)
-        XCTAssertEqual(parsed.entries.map(\.start), [0, 12_500_000])
+        XCTAssertEqual(parsed.entries.map(\.start), [0, 1.25])
         XCTAssertEqual(parsed.entries[1].title, String(repeating: "é", count: 127))
         let userData = NeroChapters.userData(nil, replacingWith: chapters) ?? []
         XCTAssertEqual(NeroChapters(userData: userData), parsed)
         XCTAssertEqual(NeroChapters.userData(userData, replacingWith: nil), hexBytes("00000008 75647461"))
+    }
+
+    func testChapterTrackSamplesAndSampleEntry() throws {
+        // Unsorted, a late first chapter, starts rounded to milliseconds.
+        let track = try ChapterTrack(chapters: [.init(title: "B", start: 2.0004), .init(title: "A", start: 0.5)],
+                                     endingAt: 3)
+        XCTAssertEqual(track.chapters, [.init(title: "A", start: 0.5), .init(title: "B", start: 2)])
+        XCTAssertEqual(track.durations, [1500, 1000])
+        XCTAssertEqual(track.leadingEmpty, 500)
+        XCTAssertEqual(track.edits(movieTimescale: 600), [.init(segmentDuration: 300, mediaTime: -1),
+                                                         .init(segmentDuration: 1500, mediaTime: 0)])
+        // length 1, "A", then encd (12 bytes) saying UTF-8.
+        XCTAssertEqual(track.samples[0], hexBytes("0001 41 0000000C 656E6364 00000100"))
+        // FFmpeg's chapter sample entry (movenc.c), byte for byte.
+        XCTAssertEqual(ChapterTrack.sampleEntry, hexBytes("""
+            0000003B 74657874 000000000000 0001 00000001 0000 00000000 0000000000000000 00000000 0001 00 00
+            00000000 0000000D 66746162 0001 0001 00
+            """))
+        XCTAssertThrowsError(try ChapterTrack(chapters: [.init(title: "late", start: 4)], endingAt: 3))
+        let many = (0...Limits.maximumChapterCount).map { Chapter(title: "\($0)", start: 0) }
+        XCTAssertThrowsError(try ChapterTrack(chapters: many, endingAt: 3))
     }
 }

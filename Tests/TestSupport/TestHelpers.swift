@@ -87,3 +87,26 @@ public func runTool(_ tool: String, _ arguments: [String]) throws -> OracleRun {
     return OracleRun(status: process.terminationStatus, stdout: String(decoding: outputBytes, as: UTF8.self),
                      stderr: String(decoding: errorBytes, as: UTF8.self))
 }
+
+/// ffprobe's packets of every stream but the data streams (chapter tracks, which a chapter
+/// edit replaces), one line each (stream, pts, dts, duration, size, flags, CRC32 of the
+/// bytes), the stream named by its place among those streams: a chapter track added or
+/// dropped moves the stream numbers FFmpeg gives the cover images after it, not their order.
+public func mediaPackets(_ path: String) throws -> [String] {
+    let streams = try runTool("ffprobe", ["-v", "error", "-show_entries", "stream=index,codec_type", "-of", "csv=p=0",
+                                          path]).stdout
+    var ordinal: [String: String] = [:]
+    for line in streams.split(separator: "\n") {
+        let fields = line.split(separator: ",")
+        if fields.count == 2 && fields[1] != "data" { ordinal[String(fields[0])] = "#\(ordinal.count)" }
+    }
+    let run = try runTool("ffprobe", ["-v", "error", "-show_packets", "-show_data_hash", "CRC32", "-show_entries",
+                                      "packet=stream_index,pts,dts,duration,size,flags,data_hash", "-of", "csv=p=0",
+                                      path])
+    guard run.status == 0, !ordinal.isEmpty else { return ["ffprobe failed: \(run.stderr)"] }
+    return run.stdout.split(separator: "\n").compactMap { line in
+        let fields = line.split(separator: ",", maxSplits: 1)
+        guard let stream = ordinal[String(fields.first ?? "")] else { return nil }
+        return stream + "," + (fields.count > 1 ? String(fields[1]) : "")
+    }
+}

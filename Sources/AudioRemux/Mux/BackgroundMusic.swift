@@ -76,6 +76,9 @@ public struct MuxResult: Sendable, Equatable {
     public var dropped: [String]
     /// The size of the output file.
     public var bytesWritten: UInt64
+    /// What the user should know that is not something dropped (a chapter list too long for
+    /// Nero's `chpl`). One sentence each.
+    public var warnings: [String] = []
 }
 
 /// Puts music under a video by stream copy: the video track(s) unchanged, and one audio
@@ -227,6 +230,7 @@ struct MuxPlan {
     var musicSeconds: Double
     var timescale: UInt32
     var dropped: [String]
+    var warnings: [String] = []
     var exactSeams: Bool
     /// The clips placed, in all.
     var clipsPlaced: Int { music.plays.reduce(0, +) }
@@ -398,6 +402,10 @@ struct MuxPlan {
                 notes.append("the video's \(describe)")
             }
         }
+        if let chapters = options.tags.chapters {
+            let written = try ExtractedMovie.addChapters(chapters, to: &output)
+            warnings = ChapterTrack.neroLimitWarning(count: written.chapters.count).map { [$0] } ?? []
+        }
         self.writer = output
         dropped = notes
     }
@@ -425,7 +433,7 @@ struct MuxPlan {
                          clips: zip(names.dropFirst(), music.plays).map { MuxResult.ClipUse(path: $0, plays: $1) },
                          videoDuration: videoSeconds, musicDuration: musicSeconds, exactSeams: exactSeams,
                          largestSeamError: Double(largest) / Double(timescale), dropped: dropped,
-                         bytesWritten: bytesWritten)
+                         bytesWritten: bytesWritten, warnings: warnings)
     }
 }
 

@@ -21,7 +21,8 @@ public struct RemuxOptions: Sendable {
     /// Only audio tracks, into an M4A with the brands of extraction (`M4A `), used by audio
     /// cuts; the first audio track unless ``trackIDs`` names one.
     public var audioOnly = false
-    /// Keep `moov/udta` and `moov/meta` (tags, chapters), sanitized.
+    /// Keep `moov/udta` and `moov/meta` (tags, chapters), sanitized; when false, the
+    /// chapter tracks (text tracks named by a `tref/chap`) are dropped too.
     public var keepMetadata = true
     /// Tag changes made to the output (after ``keepMetadata`` kept or dropped the input's).
     public var tags = TagChanges()
@@ -138,8 +139,19 @@ public enum Remux {
         var kept: [MediaTrack] = []
         var soundEntries: [UInt32: [[UInt8]]] = [:]
         var refused: RemuxError?
+        // The input's chapter tracks go when the chapters are replaced or removed, or the
+        // metadata dropped: the text tracks another track names in tref/chap.
+        var chapterTracks = Set<UInt32>()
+        if options.tags.chapters != nil || options.tags.removingChapters || !options.keepMetadata {
+            for track in reader.tracks {
+                for id in track.track.references["chap"] ?? [] where id != track.id {
+                    if let named = reader.track(id: id), Chapters.isTextTrack(named.track) { chapterTracks.insert(id) }
+                }
+            }
+        }
         for track in reader.tracks {
             if !options.trackIDs.isEmpty && !options.trackIDs.contains(track.id) { continue }
+            if chapterTracks.contains(track.id) { continue }
             if options.dropAudio && track.kind == .audio { continue }
             if options.dropVideo && track.kind == .video { continue }
             if options.audioOnly && track.kind != .audio { continue }
@@ -375,6 +387,12 @@ public enum Remux {
             written.editRounding = editRounding
             tracks.append(written)
             duration = max(duration, seconds)
+        }
+        if let chapters = options.tags.chapters {
+            let written = try ExtractedMovie.addChapters(chapters, to: &writer)
+            warnings += ChapterTrack.neroLimitWarning(count: written.chapters.count).map { [$0] } ?? []
+        } else if options.tags.removingChapters, let userData = writer.userData {
+            writer.userData = NeroChapters.userData(userData, replacingWith: nil)
         }
         guard anyPresented, !tracks.isEmpty else {
             let end = reader.tracks.isEmpty ? 0 : presentations.map(\.seconds).max() ?? 0

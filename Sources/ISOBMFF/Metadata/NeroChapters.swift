@@ -1,30 +1,16 @@
 /// Nero's chapter list, `moov/udta/chpl`: a full box (version 1 adds 4 reserved bytes), an
 /// 8-bit count, then per chapter a 64-bit start in 100-nanosecond units and a title as a
 /// Pascal string (at most 255 bytes of UTF-8). FFmpeg (`mov_read_chpl`) and mutagen read it;
-/// the 8-bit count limits it to 255 chapters.
+/// the 8-bit count limits it to 255 chapters. The one reader and writer of `chpl`.
 public struct NeroChapters: Sendable, Equatable {
-    /// One chapter.
-    public struct Entry: Sendable, Equatable {
-        /// The start, in units of 100 ns.
-        public var start: UInt64
-        /// The title (cut to 255 bytes of UTF-8, at a character boundary, when written).
-        public var title: String
-
-        /// A chapter from its start and title.
-        public init(start: UInt64, title: String) {
-            self.start = start
-            self.title = title
-        }
-    }
-
     /// The most chapters the 8-bit count can hold.
     public static let maximumCount = 255
 
-    /// The chapters, in order.
-    public var entries: [Entry]
+    /// The chapters, in order; their starts are stored in units of 100 ns.
+    public var entries: [Chapter]
 
     /// A list of chapters (at most ``maximumCount``; more are not written).
-    public init(entries: [Entry]) {
+    public init(entries: [Chapter]) {
         self.entries = entries
     }
 
@@ -38,7 +24,7 @@ public struct NeroChapters: Sendable, Equatable {
         for _ in 0..<count {
             guard let start = try? reader.readUInt64(), let length = try? reader.readUInt8(),
                   let title = try? reader.readBytes(Int(length)) else { break }
-            entries.append(Entry(start: start, title: String(decoding: title, as: UTF8.self)))
+            entries.append(Chapter(title: String(decoding: title, as: UTF8.self), start: Double(start) / 1e7))
         }
     }
 
@@ -50,14 +36,10 @@ public struct NeroChapters: Sendable, Equatable {
             let kept = entries.prefix(Self.maximumCount)
             chpl.write(UInt8(kept.count))  // At most 255.
             for entry in kept {
-                var title = Array(entry.title.utf8)
-                if title.count > 255 {
-                    // Cut at a character boundary: drop continuation bytes past the limit.
-                    var end = 255
-                    while end > 0 && title[end] & 0xC0 == 0x80 { end -= 1 }
-                    title = Array(title[..<end])
-                }
-                chpl.write(entry.start)
+                let title = ChapterTrack.utf8(entry.title, atMost: 255)
+                // 100 ns units; a start that is not a finite non-negative number of them is 0.
+                let units = (entry.start * 1e7).rounded()
+                chpl.write(units.isFinite && units >= 0 && units < 0x1p63 ? UInt64(units) : 0)
                 chpl.write(UInt8(title.count))
                 chpl.write(bytes: title)
             }

@@ -8,7 +8,7 @@
 /// `sidx` references) is relative to boxes that move together. Sample bytes never change.
 ///
 /// The padding is at least the new `moov`'s size plus 4 KiB, so that a later edit can be
-/// written in place (``inPlaceEdit(boxes:movieBox:userData:)``); `free`/`skip` boxes right after the old `moov` are
+/// written in place (``inPlaceEdit(boxes:movieBox:userData:chapters:)``); `free`/`skip` boxes right after the old `moov` are
 /// the old padding and are replaced by the new one.
 public struct TagRewritePlan: Sendable {
     /// One piece of the output, in order.
@@ -40,7 +40,11 @@ public struct TagRewritePlan: Sendable {
     ///   - boxes: the file's top-level box headers, in order (as read from the file).
     ///   - movieBox: the old `moov`, header included.
     ///   - userData: the new `moov/udta` (whole box), nil for none.
-    public init(boxes: [BoxHeader], movieBox: [UInt8], userData: [UInt8]?) throws {
+    ///   - chapters: a change of the chapter tracks; a new chapter track's samples go in an
+    ///     `mdat` right after the padding (before the old boxes, so that `moov` stays ahead
+    ///     of the media it describes).
+    public init(boxes: [BoxHeader], movieBox: [UInt8], userData: [UInt8]?,
+                chapters: ChapterTrack.Change? = nil) throws {
         guard let index = boxes.firstIndex(where: { $0.type == "moov" }) else {
             throw ISOBMFFError(.missingBox, "no moov box", path: "", offset: 0)
         }
@@ -48,16 +52,38 @@ public struct TagRewritePlan: Sendable {
         var after = index + 1
         while after < boxes.count, boxes[after].type == "free" || boxes[after].type == "skip" { after += 1 }
         let oldEnd = after < boxes.count ? boxes[after].offset : boxes[boxes.count - 1].end
-        let withNewUserData = try Self.movieBox(movieBox, replacingUserData: userData)
+        var withNewUserData = try Self.movieBox(movieBox, replacingUserData: userData)
+        var chapterChunk: (position: Int, large: Bool)?
+        var chapterData: [UInt8] = []
+        if let chapters {
+            // co64 when the chapter chunk (after moov, its padding of moov + 4 KiB and an
+            // mdat header) may start past 4 GiB.
+            var large = false
+            var edited = try chapters.movieBox(withNewUserData, largeOffsets: false)
+            if moov.offset + 2 * UInt64(edited.bytes.count) + UInt64(Self.extraPadding) + 16 > UInt64(UInt32.max) {
+                large = true
+                edited = try chapters.movieBox(withNewUserData, largeOffsets: true)
+            }
+            withNewUserData = edited.bytes
+            chapterChunk = edited.position.map { ($0, large) }
+            chapterData = chapters.mediaDataBox
+        }
         let paddingSize = withNewUserData.count + Self.extraPadding
         let oldSize = Int64(oldEnd - moov.offset)  // A file's length fits Int64.
-        delta = Int64(withNewUserData.count + paddingSize) - oldSize
+        delta = Int64(withNewUserData.count + paddingSize + chapterData.count) - oldSize
         threshold = oldEnd
         self.movieBox = try Self.shiftingChunkOffsets(withNewUserData, by: delta, threshold: oldEnd)
+        if let chapterChunk {
+            // Left 0 by the shift (below the threshold); the samples follow the mdat header.
+            ChapterTrack.Change.setChunkOffset(&self.movieBox, at: chapterChunk.position,
+                                               to: moov.offset + UInt64(withNewUserData.count + paddingSize + 8),
+                                               large: chapterChunk.large)
+        }
         pieces = []
         for box in boxes[..<index] { pieces.append(.copy(offset: box.offset, count: box.size)) }
         pieces.append(.write(self.movieBox))
         pieces.append(.write(Self.freeBox(size: paddingSize)))
+        if !chapterData.isEmpty { pieces.append(.write(chapterData)) }
         for box in boxes[after...] {
             if box.type == "moov" && box.headerSize == 8 {
                 // A second moov (left by an in-place edit that stopped between its flips):
@@ -91,32 +117,50 @@ public struct TagRewritePlan: Sendable {
     /// new):
     /// 1. the new `moov`'s payload inside the `free` box after the old `moov`, and the header
     ///    of a `free` box for what remains of the padding — all still inside that `free`;
+    ///    with a new chapter track, its `mdat` at the end of the padding (still inside it);
     /// 2. the `free` box's size cut to the new `moov`'s (4 bytes; skipped when equal): it
     ///    now holds exactly the new `moov`, still typed `free`;
     /// 3. that box's type flipped to `moov` (4 bytes): readers take the first `moov`, the old;
     /// 4. the old `moov`'s type flipped to `free` (4 bytes): the new one is the only `moov`.
     ///
-    /// Nothing else moves, so no offset changes. Nil when the padding cannot hold the new
-    /// `moov` (it must fit exactly, or leave at least 8 bytes for the remaining `free`).
-    public static func inPlaceEdit(boxes: [BoxHeader], movieBox: [UInt8],
-                                   userData: [UInt8]?) throws -> [(offset: UInt64, bytes: [UInt8])]? {
+    /// Nothing else moves, so no offset changes, and the new `moov` stays ahead of the media
+    /// (it takes the place of padding that already was). Nil when the padding cannot hold the
+    /// new `moov` and the chapter `mdat` (they must fill it exactly, or leave at least 8
+    /// bytes for the remaining `free`).
+    public static func inPlaceEdit(boxes: [BoxHeader], movieBox: [UInt8], userData: [UInt8]?,
+                                   chapters: ChapterTrack.Change? = nil) throws -> [(offset: UInt64, bytes: [UInt8])]? {
         guard let index = boxes.firstIndex(where: { $0.type == "moov" }), index + 1 < boxes.count else { return nil }
         let moov = boxes[index]
         let padding = boxes[index + 1]
         guard padding.type == "free", padding.headerSize == 8, !padding.extendsToEnd else { return nil }
-        let new = try Self.movieBox(movieBox, replacingUserData: userData)
-        guard new.count >= 8, new[0..<4] != [0, 0, 0, 1] else { return nil }  // A 32-bit header only.
+        var new = try Self.movieBox(movieBox, replacingUserData: userData)
         let room = padding.size
+        var chapterData: [UInt8] = []
+        if let chapters {
+            let large = padding.end > UInt64(UInt32.max)
+            let edited = try chapters.movieBox(new, largeOffsets: large)
+            new = edited.bytes
+            chapterData = chapters.mediaDataBox
+            if let position = edited.position {
+                // The mdat ends the padding; its samples follow its 8-byte header.
+                guard UInt64(chapterData.count) <= room else { return nil }
+                ChapterTrack.Change.setChunkOffset(&new, at: position, to: padding.end - UInt64(chapterData.count) + 8,
+                                                   large: large)
+            }
+        }
+        guard new.count >= 8, new[0..<4] != [0, 0, 0, 1] else { return nil }  // A 32-bit header only.
         let size = UInt64(new.count)
-        guard size == room || size + 8 <= room else { return nil }
+        let used = size + UInt64(chapterData.count)
+        guard used == room || used + 8 <= room else { return nil }
         var inside = Array(new[8...])
-        if size < room {
+        if used < room {
             var rest = BoxWriter(capacity: 8)
-            rest.write(UInt32(room - size))  // room fits 32 bits: the padding's header is 8 bytes.
+            rest.write(UInt32(room - used))  // room fits 32 bits: the padding's header is 8 bytes.
             rest.write(FourCC("free"))
             inside += rest.bytes
         }
         var writes: [(offset: UInt64, bytes: [UInt8])] = [(padding.offset + 8, inside)]
+        if !chapterData.isEmpty { writes.append((padding.end - UInt64(chapterData.count), chapterData)) }
         if size < room { writes.append((padding.offset, Array(new[0..<4]))) }
         writes.append((padding.offset + 4, FourCC("moov").bytes))
         writes.append((moov.offset + 4, FourCC("free").bytes))

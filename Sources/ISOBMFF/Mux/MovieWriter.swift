@@ -897,3 +897,29 @@ public struct MuxCancelled: Error, Sendable, Equatable {
     /// The error.
     public init() {}
 }
+
+extension MovieWriter {
+    /// Adds `chapters` in both forms, after every other track has its samples and edits: a
+    /// QuickTime chapter track (``ChapterTrack``) lasting to the movie's end (the longest
+    /// track's presentation), named in each track's `tref/chap`, and Nero's `chpl` in
+    /// ``userData`` for at most ``NeroChapters/maximumCount`` chapters (any other `chpl` is
+    /// removed). Returns the track: its chapters as written, and how many there are, for
+    /// ``ChapterTrack/neroLimitWarning(count:)``. Throws what ``ChapterTrack/init(chapters:endingAt:)`` throws.
+    @discardableResult
+    public mutating func addChapters(_ chapters: [Chapter]) throws -> ChapterTrack {
+        let end = tracks.map { presentedDuration($0, fragmented: false) }.max() ?? 0
+        let track = try ChapterTrack(chapters: chapters, endingAt: Double(end) / Double(max(movieTimescale, 1)))
+        let others = tracks.map(\.trackID)
+        let id = try addTrack(track.description)
+        for index in tracks.indices where others.contains(tracks[index].trackID) {
+            tracks[index].description.references["chap"] = [id]
+        }
+        for (sample, duration) in zip(track.samples, track.durations) {
+            try append(sample, duration: duration, to: id)
+        }
+        try setEdits(track.edits(movieTimescale: movieTimescale), for: id)
+        let nero = track.chapters.count <= NeroChapters.maximumCount ? NeroChapters(entries: track.chapters) : nil
+        userData = NeroChapters.userData(userData, replacingWith: nero)
+        return track
+    }
+}
