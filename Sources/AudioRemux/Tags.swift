@@ -127,7 +127,8 @@ public enum TagFile {
         }
         let plan: TagRewritePlan
         do {
-            plan = try TagRewritePlan(boxes: layout.boxes, movieBox: layout.movieBox, userData: newUserData)
+            plan = try TagRewritePlan(boxes: layout.boxes, movieBox: layout.movieBox, userData: newUserData,
+                                      trailingBytes: layout.trailingBytes)
         } catch let error as ISOBMFFError {
             throw RemuxError(.unsupportedInput, "\(path): \(error.message)")
         }
@@ -171,6 +172,8 @@ public enum TagFile {
         var boxes: [BoxHeader]
         var movieBox: [UInt8]
         var userData: [UInt8]?
+        /// Bytes after the last box, too few for a box header.
+        var trailingBytes: UInt64 = 0
 
         init(_ input: InputFile) throws {
             boxes = []
@@ -178,6 +181,12 @@ public enum TagFile {
             var moov: BoxHeader?
             while offset < input.length {
                 let available = input.length - offset
+                // Fewer than 8 bytes after the last box cannot be a box: trailing garbage,
+                // which players ignore (an iPhone left 2), kept byte for byte.
+                if available < 8 && !boxes.isEmpty {
+                    trailingBytes = available
+                    break
+                }
                 let headerBytes = try input.bytes(at: offset, count: Int(min(available, 32)))
                 var reader = ByteReader(headerBytes, fileOffset: offset)
                 let header: BoxHeader

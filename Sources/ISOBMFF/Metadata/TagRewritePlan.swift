@@ -40,7 +40,9 @@ public struct TagRewritePlan: Sendable {
     ///   - boxes: the file's top-level box headers, in order (as read from the file).
     ///   - movieBox: the old `moov`, header included.
     ///   - userData: the new `moov/udta` (whole box), nil for none.
-    public init(boxes: [BoxHeader], movieBox: [UInt8], userData: [UInt8]?) throws {
+    ///   - trailingBytes: how many bytes follow the last box (fewer than a box header: trailing
+    ///     garbage), copied last as they are.
+    public init(boxes: [BoxHeader], movieBox: [UInt8], userData: [UInt8]?, trailingBytes: UInt64 = 0) throws {
         guard let index = boxes.firstIndex(where: { $0.type == "moov" }) else {
             throw ISOBMFFError(.missingBox, "no moov box", path: "", offset: 0)
         }
@@ -73,6 +75,7 @@ public struct TagRewritePlan: Sendable {
                 pieces.append(.copy(offset: box.offset, count: box.size))
             }
         }
+        if trailingBytes > 0 { pieces.append(.copy(offset: boxes[boxes.count - 1].end, count: trailingBytes)) }
         // Coalesce neighbouring copies: fewer, larger reads and writes.
         var merged: [Piece] = []
         for piece in pieces {

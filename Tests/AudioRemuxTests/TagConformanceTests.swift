@@ -1,0 +1,44 @@
+@testable import AudioRemux
+import Foundation
+import ISOBMFF
+import TestSupport
+import XCTest
+
+/// What Scripts/tag-conformance.py found over the fixtures and the corpus, each kept fixed:
+/// judged by ffprobe and mutagen, not by our parser.
+final class TagConformanceTests: XCTestCase {
+    let directory = TemporaryDirectory()
+
+    override func tearDown() {
+        directory.remove()
+    }
+
+    func packets(_ path: String) throws -> String {
+        try runTool("ffprobe", ["-v", "error", "-show_packets", "-show_data_hash", "CRC32", "-show_entries",
+                                "packet=stream_index,pts,dts,duration,flags,data_hash", "-of", "csv=p=0", path]).stdout
+    }
+
+    func ffprobeTitle(_ path: String) throws -> String {
+        try runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags=title", "-of", "csv=p=0", path])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Fewer than 8 bytes after the last box (an iPhone's `sio_iphone_ios9.mov` has 2) are
+    /// trailing garbage, which players ignore: the file is edited and they are kept.
+    func testTrailingBytesAfterTheLastBoxAreKept() throws {
+        let original = readFile(fixture("layout-trailing-garbage.mp4"))
+        let path = directory.write("trailing.mp4", original)
+        let before = try packets(path)
+        let result = try TagFile.edit(path) { $0.set(.text(["Trailing"]), for: .code("©nam")) }
+        XCTAssertEqual(result.method, .rewrite)
+        let edited = readFile(path)
+        XCTAssertEqual(Array(edited.suffix(7)), Array(original.suffix(7)), "the 7 trailing bytes, kept last")
+        XCTAssertEqual(try packets(path), before)
+        XCTAssertEqual(try ffprobeTitle(path), "Trailing")
+        // The second edit goes in place and keeps them too.
+        let second = try TagFile.edit(path) { $0.set(.text(["Again"]), for: .code("©nam")) }
+        XCTAssertEqual(second.method, .inPlace)
+        XCTAssertEqual(Array(readFile(path).suffix(7)), Array(original.suffix(7)))
+        XCTAssertEqual(try ffprobeTitle(path), "Again")
+    }
+}
