@@ -130,7 +130,12 @@ public enum TagFile {
             plan = try TagRewritePlan(boxes: layout.boxes, movieBox: layout.movieBox, userData: newUserData,
                                       trailingBytes: layout.trailingBytes)
         } catch let error as ISOBMFFError {
-            throw RemuxError(.unsupportedInput, "\(path): \(error.message)")
+            // An offset that no longer fits its field is a file we cannot write (69); a box
+            // that does not fit its parent, damage (65).
+            throw RemuxError(error.code == .limitExceeded ? .unsupportedInput : .invalidInput,
+                             "\(path): \(error.message)" + (error.code == .limitExceeded ? "" : " (the file is damaged; "
+                                                           + "tags are not written into a damaged file)"),
+                             parseError: error)
         }
         try rewrite(input, plan: plan, to: target, shown: path)
         var written = result

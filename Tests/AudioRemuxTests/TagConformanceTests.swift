@@ -42,3 +42,19 @@ final class TagConformanceTests: XCTestCase {
         XCTAssertEqual(try ffprobeTitle(path), "Again")
     }
 }
+
+extension TagConformanceTests {
+    /// A box inside `stbl` that runs past its parent, or is smaller than its header, is damage
+    /// (65, as the README's exit statuses say), not an unsupported file (69); the file is left
+    /// as it was.
+    func testDamagedSampleTableIsDamageNotUnsupported() throws {
+        for name in ["corrupt/box-past-parent.mp4", "corrupt/box-size-too-small.mp4"] {
+            let original = readFile(fixture(name))
+            let path = directory.write(name.replacingOccurrences(of: "/", with: "-"), original)
+            XCTAssertThrowsError(try TagFile.edit(path) { $0.set(.text(["x"]), for: .code("©nam")) }) { error in
+                XCTAssertEqual((error as? RemuxError)?.code, .invalidInput, "\(name): \(error)")
+            }
+            XCTAssertEqual(readFile(path), original, name)
+        }
+    }
+}
