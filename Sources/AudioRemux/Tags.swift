@@ -232,8 +232,12 @@ public enum TagFile {
 /// (``ExtractionOptions/tags``, ``RemuxOptions/tags``, ``MuxOptions/tags``), after
 /// `keepMetadata` has kept or dropped the input's tags.
 public struct TagChanges: Sendable, Equatable {
-    /// Remove every item first.
+    /// Remove every item first but `----:com.apple.iTunes:iTunSMPB`, the encoder delay and
+    /// padding players need for gapless playback (not a tag the user sees; ``removals`` can
+    /// still name it).
     public var removingAll = false
+    /// The one item ``removingAll`` keeps.
+    static let gaplessKey = TagKey.freeform(mean: "com.apple.iTunes", name: "iTunSMPB")
     /// Keys to remove.
     public var removals: [TagKey] = []
     /// Remove the cover images.
@@ -259,7 +263,7 @@ public struct TagChanges: Sendable, Equatable {
 
     /// Makes the changes to `tags`.
     public func apply(to tags: inout ItemList) {
-        if removingAll { tags.items.removeAll() }
+        if removingAll { tags.items.removeAll { $0.key != Self.gaplessKey } }
         for key in removals { tags.remove(key) }
         if removingCovers { tags.remove(.code("covr")) }
         for item in settings { tags.set(item.value, for: item.key) }

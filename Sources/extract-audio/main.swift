@@ -115,7 +115,8 @@ let usage = """
     comment, composer, lyrics, grouping, bpm, compilation, sort_title, copyright, encoder,
     description, media_kind, … see the README), a four-character code (©nam) or
     ----:MEAN:NAME; track and disc take N or N/TOTAL (0-65535), compilation true or false.
-    --remove KEY, --remove-all; --cover IMAGE (JPEG or PNG, repeatable) replaces the covers,
+    --remove KEY, --remove-all (all but the gapless information, iTunSMPB, which --remove
+    ----:com.apple.iTunes:iTunSMPB removes); --cover IMAGE (JPEG or PNG, repeatable) replaces the covers,
     --remove-cover drops them. --chapters-from FILE replaces the chapters (mp4chaps lines
     "HH:MM:SS.mmm Title" or an ;FFMETADATA1 file) with Nero chapters (chpl, at most 255);
     --remove-chapters removes them. --dry-run prints the tags the change would give and writes

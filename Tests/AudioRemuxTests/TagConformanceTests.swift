@@ -58,3 +58,31 @@ extension TagConformanceTests {
         }
     }
 }
+
+extension TagConformanceTests {
+    func mutagenKeys(_ path: String) throws -> [String] {
+        let run = try runTool("python3", ["-c", """
+            import sys
+            from mutagen.mp4 import MP4
+            print("\\n".join(sorted((MP4(sys.argv[1]).tags or {}).keys())))
+            """, path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        return run.stdout.split(separator: "\n").map(String.init)
+    }
+
+    /// `--remove-all` keeps iTunSMPB (gapless playback information, not a tag the user sees);
+    /// `--remove ----:com.apple.iTunes:iTunSMPB` still removes it.
+    func testRemoveAllKeepsTheGaplessInformation() throws {
+        let path = directory.write("gapless.m4a", readFile(fixture("meta-gapless-itunsmpb.m4a")))
+        let smpb = "----:com.apple.iTunes:iTunSMPB"
+        XCTAssertTrue(try mutagenKeys(path).contains(smpb))
+        var all = TagChanges()
+        all.removingAll = true
+        try TagFile.edit(path, applying: all)
+        XCTAssertEqual(try mutagenKeys(path), [smpb])
+        var one = TagChanges()
+        one.removals = [try TagKey.parse(smpb)]
+        try TagFile.edit(path, applying: one)
+        XCTAssertEqual(try mutagenKeys(path), [])
+    }
+}
