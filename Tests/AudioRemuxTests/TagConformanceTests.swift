@@ -86,3 +86,55 @@ extension TagConformanceTests {
         XCTAssertEqual(try mutagenKeys(path), [])
     }
 }
+
+extension TagConformanceTests {
+    static func u32(_ bytes: [UInt8], _ at: Int) -> UInt64 {
+        bytes[at..<(at + 4)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+
+    static func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 {
+        bytes[at..<(at + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+
+    /// A `saio` in `stbl` holds absolute file offsets (ISO/IEC 14496-12 § 8.7.9): moved with
+    /// the chunk offsets when past the threshold, in both versions, with or without
+    /// aux_info_type; one before the threshold stays. A `saio` in a `traf` is relative to
+    /// its fragment's base and is left alone.
+    func testSampleAuxiliaryOffsetsInStblMoveWithTheChunks() throws {
+        var w = BoxWriter()
+        w.box("moov") { moov in
+            moov.box("trak") { trak in
+                trak.box("mdia") { mdia in
+                    mdia.box("minf") { minf in
+                        minf.box("stbl") { stbl in
+                            stbl.fullBox("stco", version: 0, flags: 0) { $0.write(UInt32(1)); $0.write(UInt32(1000)) }
+                            stbl.fullBox("saio", version: 0, flags: 0) {
+                                $0.write(UInt32(2)); $0.write(UInt32(1010)); $0.write(UInt32(100))
+                            }
+                            stbl.fullBox("saio", version: 1, flags: 1) {
+                                $0.write(FourCC("cenc")); $0.write(UInt32(0)); $0.write(UInt32(1)); $0.write(UInt64(1020))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let moov = w.bytes
+        let shifted = try TagRewritePlan.shiftingChunkOffsets(moov, by: 4096, threshold: 500)
+        // moov, trak, mdia, minf, stbl headers: 40 bytes; stco is 20, then the saio boxes.
+        XCTAssertEqual(Self.u32(shifted, 40 + 16), 1000 + 4096, "stco")
+        XCTAssertEqual(Self.u32(shifted, 60 + 16), 1010 + 4096, "saio v0, past the threshold")
+        XCTAssertEqual(Self.u32(shifted, 60 + 20), 100, "saio v0, before the threshold")
+        XCTAssertEqual(Self.u64(shifted, 84 + 24), 1020 + 4096, "saio v1 with aux_info_type")
+        XCTAssertEqual(shifted.count, moov.count)
+
+        var f = BoxWriter()
+        f.box("moof") { moof in
+            moof.box("traf") { traf in
+                traf.fullBox("saio", version: 0, flags: 0) { $0.write(UInt32(1)); $0.write(UInt32(1010)) }
+            }
+        }
+        XCTAssertEqual(try TagRewritePlan.shiftedFragmentBox(f.bytes, by: 4096, threshold: 500), f.bytes,
+                       "a traf's saio is relative to its fragment")
+    }
+}

@@ -2,10 +2,11 @@
 /// `moov` (its `udta` replaced), a `free` box of padding after `moov`, and the absolute
 /// offsets that point past the old `moov` moved by what it grew or shrank.
 ///
-/// Absolute offsets (ISO/IEC 14496-12): chunk offsets in `stco`/`co64` (§ 8.7.5), a
-/// `tfhd`'s base_data_offset when its flag 0x000001 says it is present (§ 8.8.7), and the
-/// moof_offset of each `tfra` entry (§ 8.8.10). Everything else (`trun` data offsets,
-/// `sidx` references) is relative to boxes that move together. Sample bytes never change.
+/// Absolute offsets (ISO/IEC 14496-12): chunk offsets in `stco`/`co64` (§ 8.7.5), the
+/// offsets of a `saio` in `stbl` (§ 8.7.9), a `tfhd`'s base_data_offset when its flag
+/// 0x000001 says it is present (§ 8.8.7), and the moof_offset of each `tfra` entry
+/// (§ 8.8.10). Everything else (`trun` data offsets, a `saio` in a `traf`, `sidx`
+/// references) is relative to boxes that move together. Sample bytes never change.
 ///
 /// The padding is at least the new `moov`'s size plus 4 KiB, so that a later edit can be
 /// written in place (``inPlaceEdit(boxes:movieBox:userData:)``); `free`/`skip` boxes right after the old `moov` are
@@ -161,16 +162,20 @@ public struct TagRewritePlan: Sendable {
         return w.bytes
     }
 
-    /// `moov` with every `stco`/`co64` entry at or past `threshold` moved by `delta`.
-    /// Throws when an `stco` entry would not fit 32 bits.
+    /// `moov` with every `stco`/`co64` entry, and every offset of a `saio` in `stbl`
+    /// (absolute there, § 8.7.9), at or past `threshold` moved by `delta`.
+    /// Throws when a 32-bit entry would not fit 32 bits.
     public static func shiftingChunkOffsets(_ moov: [UInt8], by delta: Int64, threshold: UInt64) throws -> [UInt8] {
         var bytes = moov
         guard delta != 0 else { return bytes }
         try patch(&bytes, containers: ["moov", "trak", "mdia", "minf", "stbl"]) { header, payload, bytes in
-            guard header.type == "stco" || header.type == "co64" else { return }
+            guard header.type == "stco" || header.type == "co64" || header.type == "saio" else { return }
             var reader = payload
-            _ = try reader.readVersionAndFlags()
-            let wide = header.type == "co64"
+            let (version, flags) = try reader.readVersionAndFlags()
+            // A saio here (in stbl, not a traf) holds absolute offsets (§ 8.7.9), after
+            // aux_info_type and its parameter when flag 1 is set; 64-bit in version 1.
+            if header.type == "saio" && flags & 1 != 0 { try reader.skip(8) }
+            let wide = header.type == "co64" || (header.type == "saio" && version == 1)
             let count = try reader.readEntryCount(entrySize: wide ? 8 : 4)
             var position = Int(reader.fileOffset)  // Inside `bytes`: the reader is over them.
             for _ in 0..<count {
