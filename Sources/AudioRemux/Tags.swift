@@ -113,6 +113,10 @@ public enum TagFile {
             list.entries.map { Chapter(title: $0.title, start: Double($0.start) / 1e7) }
         } ?? []
         if dryRun || newUserData == layout.userData { return result }
+        if let at = before.unreadableFrom {
+            throw RemuxError(.invalidInput, "\(path): the ilst is damaged at byte \(at) of its udta, where the items "
+                             + "after it cannot be told apart; tags are not written (the file is left as it was)")
+        }
         try checkWritable(target, shown: path)
         do {
             if let writes = try TagRewritePlan.inPlaceEdit(boxes: layout.boxes, movieBox: layout.movieBox,

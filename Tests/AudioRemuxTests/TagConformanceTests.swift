@@ -54,7 +54,7 @@ extension TagConformanceTests {
             XCTAssertThrowsError(try TagFile.edit(path) { $0.set(.text(["x"]), for: .code("©nam")) }) { error in
                 XCTAssertEqual((error as? RemuxError)?.code, .invalidInput, "\(name): \(error)")
             }
-            XCTAssertEqual(readFile(path), original, name)
+            XCTAssertTrue(readFile(path) == original, "\(name) changed")
         }
     }
 }
@@ -136,5 +136,28 @@ extension TagConformanceTests {
         }
         XCTAssertEqual(try TagRewritePlan.shiftedFragmentBox(f.bytes, by: 4096, threshold: 500), f.bytes,
                        "a traf's saio is relative to its fragment")
+    }
+}
+
+extension TagConformanceTests {
+    /// An item whose size runs past its `ilst` hides where the items after it start: the tags
+    /// are read up to it with a warning, but a write, which would drop the items after it, is
+    /// refused as damage (65) and the file left as it was. (An item damaged inside, its size
+    /// intact, is skipped with a warning and the rest kept: TagCommandTests.)
+    func testAnItemRunningPastItsIlstRefusesWritesAndKeepsTheFile() throws {
+        var bytes = readFile(fixture("meta-itunes.m4a"))
+        let artist: [UInt8] = [0xA9, 0x41, 0x52, 0x54]  // ©ART, the second item.
+        guard let at = (0..<(bytes.count - 4)).first(where: { Array(bytes[$0..<($0 + 4)]) == artist }) else {
+            return XCTFail("no ©ART item in the fixture")
+        }
+        bytes.replaceSubrange((at - 4)..<at, with: [0x00, 0x7F, 0xFF, 0xFF])
+        let path = directory.write("past-ilst.m4a", bytes)
+        let read = try TagFile.read(path)
+        XCTAssertEqual(read.items.count, 1, "the title, read before the damaged item")
+        XCTAssertFalse(read.warnings.isEmpty)
+        XCTAssertThrowsError(try TagFile.edit(path) { $0.set(.text(["x"]), for: .code("©nam")) }) { error in
+            XCTAssertEqual((error as? RemuxError)?.code, .invalidInput, "\(error)")
+        }
+        XCTAssertTrue(readFile(path) == bytes, "the refused file changed")
     }
 }

@@ -28,6 +28,11 @@ public struct ItemList: Sendable, Equatable {
     public var items: [Item]
     /// One message per damaged item skipped while reading.
     public var warnings: [String] = []
+    /// Where the items stopped being readable (the file offset of an item whose size runs past
+    /// the `ilst`, or of the first item past ``Limits/maximumMetadataItems``): the items after
+    /// it cannot be told apart, so writing this list back would drop them. Nil when every
+    /// item was read, or skipped alone.
+    public var unreadableFrom: UInt64?
 
     /// An empty list.
     public init() {
@@ -42,6 +47,7 @@ public struct ItemList: Sendable, Equatable {
         while list.remaining > 0 {
             guard items.count < Limits.maximumMetadataItems else {
                 warnings.append("\(payload.path): more than \(Limits.maximumMetadataItems) items; the rest is dropped")
+                unreadableFrom = list.fileOffset
                 break
             }
             let header: BoxHeader
@@ -51,6 +57,7 @@ public struct ItemList: Sendable, Equatable {
                 (header, body) = read
             } catch {
                 warnings.append("skipped a damaged ilst item: \(error)")
+                unreadableFrom = list.fileOffset
                 break
             }
             do {
