@@ -161,3 +161,37 @@ extension TagConformanceTests {
         XCTAssertTrue(readFile(path) == bytes, "the refused file changed")
     }
 }
+
+extension TagConformanceTests {
+    /// Found by fuzz-tags: a child of `moov` whose size is 0 ("to the end of its parent") was
+    /// copied as it was and the new `udta` written after it, inside what that child claims;
+    /// FFmpeg and we read it as part of that box, so the tags written were nowhere. The
+    /// child is now written with its size.
+    func testTagsWrittenAfterASizeZeroChildOfMoovAreRead() throws {
+        var bytes = readFile(fixture("aac-h264-moov-end.mp4"))
+        var reader = ByteReader(bytes)
+        var moov: BoxHeader?
+        while moov == nil, let (box, _) = try reader.readBox(depth: 1) {
+            if box.type == "moov" { moov = box }
+        }
+        guard let moov, moov.end == UInt64(bytes.count) else { return XCTFail("the fixture's moov is not last") }
+        // Without its udta (so that the new one goes at the end), and a size-0 box last.
+        var children = ByteReader(Array(bytes[Int(moov.offset + 8)...]), fileOffset: moov.offset + 8)
+        var kept: [UInt8] = []
+        while let (child, _) = try children.readBox(depth: 2) {
+            if child.type != "udta" { kept += children.bytes(of: child) }
+        }
+        let extra: [UInt8] = [0, 0, 0, 0] + Array("junk".utf8) + [1, 2, 3, 4]
+        bytes.replaceSubrange(Int(moov.offset + 8)..., with: kept + extra)
+        let size = UInt32(8 + kept.count + extra.count)
+        bytes.replaceSubrange(Int(moov.offset)..<Int(moov.offset + 4),
+                              with: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: size >> $0) })
+        let path = directory.write("size-zero-child.mp4", bytes)
+        let before = try packets(path)
+        XCTAssertFalse(before.isEmpty)
+        try TagFile.edit(path) { $0.set(.text(["After size 0"]), for: .code("©nam")) }
+        XCTAssertEqual(try ffprobeTitle(path), "After size 0")
+        XCTAssertEqual(try packets(path), before)
+        XCTAssertEqual(try TagFile.read(path)[.code("©nam")], .text(["After size 0"]))
+    }
+}

@@ -135,7 +135,8 @@ public struct TagRewritePlan: Sendable {
     }
 
     /// `moov` with its first `udta` replaced by `userData` (removed for nil, added at the end
-    /// when it had none). The other children are kept byte for byte, in order.
+    /// when it had none). The other children are kept byte for byte, in order, but for a
+    /// size of 0 ("to the end of moov"), written as the size it stands for.
     public static func movieBox(_ moov: [UInt8], replacingUserData userData: [UInt8]?) throws -> [UInt8] {
         var reader = ByteReader(moov)
         guard let (header, payload) = try reader.readBox(depth: 1), header.type == "moov" else {
@@ -149,6 +150,12 @@ public struct TagRewritePlan: Sendable {
                 if child.type == "udta" && !replaced {
                     replaced = true
                     if let userData { box.write(bytes: userData) }
+                } else if child.extendsToEnd, let size = UInt32(exactly: child.size) {
+                    // Size 0, "to the end of moov": written with its size, or it would
+                    // take in the udta added after it (readers would find no tags).
+                    var copy = children.bytes(of: child)
+                    copy.replaceSubrange(0..<4, with: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: size >> $0) })
+                    box.write(bytes: copy)
                 } else {
                     box.write(bytes: children.bytes(of: child))
                 }
