@@ -176,22 +176,58 @@ extension TagConformanceTests {
         }
         guard let moov, moov.end == UInt64(bytes.count) else { return XCTFail("the fixture's moov is not last") }
         // Without its udta (so that the new one goes at the end), and a size-0 box last.
+        let path = directory.write("size-zero-child.mp4", try Self.replacingUserData(of: bytes, moov: moov, with: nil,
+                                                                                    then: Self.sizeZeroBox))
+        try checkTitleIsRead(path)
+    }
+
+    static let sizeZeroBox: [UInt8] = [0, 0, 0, 0] + Array("junk".utf8) + [1, 2, 3, 4]
+
+    /// The file (its moov last) with moov's udta replaced by `userData` (none for nil) and
+    /// `then` after moov's other children.
+    static func replacingUserData(of file: [UInt8], moov: BoxHeader, with userData: [UInt8]?,
+                                  then extra: [UInt8] = []) throws -> [UInt8] {
+        var bytes = file
         var children = ByteReader(Array(bytes[Int(moov.offset + 8)...]), fileOffset: moov.offset + 8)
         var kept: [UInt8] = []
         while let (child, _) = try children.readBox(depth: 2) {
             if child.type != "udta" { kept += children.bytes(of: child) }
         }
-        let extra: [UInt8] = [0, 0, 0, 0] + Array("junk".utf8) + [1, 2, 3, 4]
-        bytes.replaceSubrange(Int(moov.offset + 8)..., with: kept + extra)
-        let size = UInt32(8 + kept.count + extra.count)
+        kept += (userData ?? []) + extra
+        bytes.replaceSubrange(Int(moov.offset + 8)..., with: kept)
+        let size = UInt32(8 + kept.count)
         bytes.replaceSubrange(Int(moov.offset)..<Int(moov.offset + 4),
                               with: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: size >> $0) })
-        let path = directory.write("size-zero-child.mp4", bytes)
+        return bytes
+    }
+
+    /// A title set with TagFile, read back by ffprobe and by us; the packets unchanged.
+    func checkTitleIsRead(_ path: String) throws {
         let before = try packets(path)
         XCTAssertFalse(before.isEmpty)
         try TagFile.edit(path) { $0.set(.text(["After size 0"]), for: .code("©nam")) }
         XCTAssertEqual(try ffprobeTitle(path), "After size 0")
         XCTAssertEqual(try packets(path), before)
         XCTAssertEqual(try TagFile.read(path)[.code("©nam")], .text(["After size 0"]))
+    }
+}
+
+extension TagConformanceTests {
+    /// Found by fuzz-tags, as for moov above: a `udta` whose last child has size 0 got the new
+    /// `meta` after it, inside it for every reader. Written with its size, it leaves the tags
+    /// where readers find them.
+    func testTagsWrittenAfterASizeZeroChildOfUdtaAreRead() throws {
+        let bytes = readFile(fixture("aac-h264-moov-end.mp4"))
+        var reader = ByteReader(bytes)
+        var moov: BoxHeader?
+        while moov == nil, let (box, _) = try reader.readBox(depth: 1) {
+            if box.type == "moov" { moov = box }
+        }
+        guard let moov, moov.end == UInt64(bytes.count) else { return XCTFail("the fixture's moov is not last") }
+        var udta = BoxWriter()
+        udta.box("udta") { $0.write(bytes: Self.sizeZeroBox) }
+        let path = directory.write("udta-size-zero-child.mp4", try Self.replacingUserData(of: bytes, moov: moov,
+                                                                                         with: udta.bytes))
+        try checkTitleIsRead(path)
     }
 }

@@ -150,14 +150,10 @@ public struct TagRewritePlan: Sendable {
                 if child.type == "udta" && !replaced {
                     replaced = true
                     if let userData { box.write(bytes: userData) }
-                } else if child.extendsToEnd, let size = UInt32(exactly: child.size) {
-                    // Size 0, "to the end of moov": written with its size, or it would
-                    // take in the udta added after it (readers would find no tags).
-                    var copy = children.bytes(of: child)
-                    copy.replaceSubrange(0..<4, with: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: size >> $0) })
-                    box.write(bytes: copy)
                 } else {
-                    box.write(bytes: children.bytes(of: child))
+                    // Size 0, "to the end of moov", is written with its size, or it would
+                    // take in the udta added after it (readers would find no tags).
+                    box.write(bytes: children.bytesWithSize(of: child))
                 }
             }
             if !replaced, let userData { box.write(bytes: userData) }
