@@ -231,3 +231,26 @@ extension TagConformanceTests {
         try checkTitleIsRead(path)
     }
 }
+
+extension TagConformanceTests {
+    /// Found by fuzz-tags, the same again in `ilst`: a last item of size 0 was kept as read and
+    /// a new item added after it, inside it for every reader. Kept with its size, the new
+    /// item is read (ffprobe lists a freeform item by its name).
+    func testAnItemAddedAfterASizeZeroItemIsRead() throws {
+        var bytes = readFile(fixture("meta-itunes.m4a"))
+        // The fixture's last item is its freeform MY_TAG: its size field becomes 0.
+        let name = Array("MY_TAG".utf8)
+        guard let at = (0..<(bytes.count - name.count)).last(where: { Array(bytes[$0..<($0 + name.count)]) == name }),
+              let item = (0..<at).last(where: { Array(bytes[$0..<($0 + 4)]) == Array("----".utf8) }) else {
+            return XCTFail("no MY_TAG item in the fixture")
+        }
+        bytes.replaceSubrange((item - 4)..<item, with: [0, 0, 0, 0])
+        let path = directory.write("size-zero-item.m4a", bytes)
+        let before = try packets(path)
+        try TagFile.edit(path) { $0.set(.text(["added"]), for: .freeform(mean: "com.apple.iTunes", name: "ADDED")) }
+        let tags = try runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags", "-of", "json", path]).stdout
+        XCTAssertTrue(tags.contains("\"ADDED\": \"added\""), tags)
+        XCTAssertTrue(tags.contains("\"MY_TAG\": \"fixture freeform value\""), tags)
+        XCTAssertEqual(try packets(path), before)
+    }
+}

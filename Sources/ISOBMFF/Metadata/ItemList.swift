@@ -62,7 +62,9 @@ public struct ItemList: Sendable, Equatable {
             }
             do {
                 var item = try Self.item(header.type, body)
-                item.originalBytes = list.bytes(of: header)
+                // A size of 0 ("to the end of the ilst") is kept as the size it stands for,
+                // so that an item added after this one is not inside it.
+                item.originalBytes = list.bytesWithSize(of: header)
                 items.append(item)
             } catch {
                 warnings.append("skipped the damaged ilst item \(header.type): \(error)")
