@@ -206,8 +206,12 @@ def offset_fields(data, box):
 
 
 def shifted(data, box, growth, threshold):
-    """The bytes of `box` with every absolute offset at or past `threshold` moved by growth."""
+    """The bytes of `box` with every absolute offset at or past `threshold` moved by growth
+    (and, inside moov, a size of 0, "to the end of the parent", as the size it stands for:
+    the tag writer states it, since it may add a box after it)."""
     out = bytearray(data[box.offset:box.end])
+    if box.parent is not None and out[:4] == b"\0\0\0\0" and box.size < 1 << 32:
+        out[:4] = box.size.to_bytes(4, "big")
     for b in mp4box.walk([box]):
         for pos, width in offset_fields(data, b):
             value = int.from_bytes(data[pos:pos + width], "big")
