@@ -254,3 +254,14 @@ extension TagConformanceTests {
         XCTAssertEqual(try packets(path), before)
     }
 }
+
+extension TagConformanceTests {
+    /// Found by fuzz-tags: an item written under the code `uuid` has a header every ISO reader
+    /// (and ours) takes for a 16-byte extended type, which hides the items after it. `uuid`
+    /// is refused as a key (64), as any other unknown one.
+    func testUuidIsNotAKey() throws {
+        XCTAssertNil(TagKey(parsing: "uuid"))
+        XCTAssertThrowsError(try TagKey.parse("uuid"))
+        XCTAssertNotNil(TagKey(parsing: "©nam"))
+    }
+}
