@@ -21,13 +21,15 @@ func itemListRoundTrip(_ bytes: [UInt8]) {
     let list = ItemList(parsing: ByteReader(bytes))
     let again = ItemList(parsing: payload(ofIlst: list.bytes))
     guard again.items == list.items else { fatalError("ilst round trip changed the items: \(list.items) -> \(again.items)") }
+    // A `uuid` item (no key names one: TagKey refuses it) can only be kept as read.
     var rebuilt = list
+    rebuilt.items.removeAll { $0.key == .code("uuid") }
     for index in rebuilt.items.indices { rebuilt.items[index].originalBytes = nil }
     let typed = ItemList(parsing: payload(ofIlst: rebuilt.bytes))
-    guard typed.items.map(\.key) == list.items.map(\.key) else {
-        fatalError("ilst written from values changed the keys: \(list.items.map(\.key)) -> \(typed.items.map(\.key))")
+    guard typed.items.map(\.key) == rebuilt.items.map(\.key) else {
+        fatalError("ilst written from values changed the keys: \(rebuilt.items.map(\.key)) -> \(typed.items.map(\.key))")
     }
-    for (before, after) in zip(list.items, typed.items) {
+    for (before, after) in zip(rebuilt.items, typed.items) {
         switch before.value {
         case .text, .pair, .flag, .images:
             guard before.value == after.value else {
