@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (swiftc -sanitize=fuzzer,address, library sources compiled
 # directly: no Package.swift involved) and runs them.
 #
-#   Fuzz/run.sh TARGET SECONDS [libFuzzer flags...]   fuzz one target (box-parser, extraction, mux, structured)
+#   Fuzz/run.sh TARGET SECONDS [libFuzzer flags...]   fuzz one target (box-parser, extraction, mux, structured, tags)
 #   Fuzz/run.sh --ci                                  every target for $FUZZ_CI_SECONDS (60) s each,
 #                                                     seed $FUZZ_CI_SEED (fixed); exits non-zero on
 #                                                     any crash, hang or OOM
@@ -15,7 +15,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 build="${FUZZ_BUILD_DIR:-$repo/.build/fuzz}"
-targets=(box-parser extraction mux structured)
+targets=(box-parser extraction mux structured tags)
 # The limits that define a finding (> 1 s for one input, > 256 MiB resident or in one malloc)
 # and a dictionary of box types.
 options=(-rss_limit_mb=256 -malloc_limit_mb=256 -timeout=1 -max_len=65536 -dict="$repo/Fuzz/mp4.dict")
@@ -63,7 +63,7 @@ build_all() {
     mkdir -p "$build/modules"
     local lib="$repo/Sources"
     if stale "$build/fuzz-extraction" "$lib" "$repo/Fuzz/Extraction" || stale "$build/fuzz-box-parser" "$lib" "$repo/Fuzz/BoxParser" ||
-        stale "$build/fuzz-mux" "$lib" "$repo/Fuzz/Mux"; then
+        stale "$build/fuzz-mux" "$lib" "$repo/Fuzz/Mux" || stale "$build/fuzz-tags" "$lib" "$repo/Fuzz/Tags"; then
         echo "== building fuzz targets in $build"
         # CSystem: the C shim, instrumented like the rest, with a module map for `import CSystem`.
         clang -c -O1 -g -fsanitize=address,fuzzer-no-link -I "$lib/CSystem/include" \
@@ -86,6 +86,9 @@ build_all() {
         # shellcheck disable=SC2046
         swiftc "${swift_flags[@]}" -I "$build" -I "$build/modules" $(sources Fuzz/Mux) \
             "$build/AudioRemux.o" "$build/ISOBMFF.o" "$build/CSystem.o" -o "$build/fuzz-mux"
+        # shellcheck disable=SC2046
+        swiftc "${swift_flags[@]}" -I "$build" -I "$build/modules" $(sources Fuzz/Tags) \
+            "$build/AudioRemux.o" "$build/ISOBMFF.o" "$build/CSystem.o" -o "$build/fuzz-tags"
     fi
     build_structured
 }

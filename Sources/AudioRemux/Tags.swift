@@ -172,6 +172,10 @@ public enum TagFile {
         }
         let trackChange = chapterEdit?.change
         if dryRun || (newUserData == layout.userData && trackChange == nil) { return result }
+        if let at = before.unreadableFrom {
+            throw RemuxError(.invalidInput, "\(path): the ilst is damaged at byte \(at) of its udta, where the items "
+                             + "after it cannot be told apart; tags are not written (the file is left as it was)")
+        }
         try checkWritable(target, shown: path)
         do {
             if let writes = try TagRewritePlan.inPlaceEdit(boxes: layout.boxes, movieBox: layout.movieBox,
@@ -187,9 +191,14 @@ public enum TagFile {
         let plan: TagRewritePlan
         do {
             plan = try TagRewritePlan(boxes: layout.boxes, movieBox: layout.movieBox, userData: newUserData,
-                                      chapters: trackChange)
+                                      chapters: trackChange, trailingBytes: layout.trailingBytes)
         } catch let error as ISOBMFFError {
-            throw RemuxError(.unsupportedInput, "\(path): \(error.message)")
+            // An offset that no longer fits its field is a file we cannot write (69); a box
+            // that does not fit its parent, damage (65).
+            throw RemuxError(error.code == .limitExceeded ? .unsupportedInput : .invalidInput,
+                             "\(path): \(error.message)" + (error.code == .limitExceeded ? "" : " (the file is damaged; "
+                                                           + "tags are not written into a damaged file)"),
+                             parseError: error)
         }
         try rewrite(input, plan: plan, to: target, shown: path)
         var written = result
@@ -231,6 +240,8 @@ public enum TagFile {
         var boxes: [BoxHeader]
         var movieBox: [UInt8]
         var userData: [UInt8]?
+        /// Bytes after the last box, too few for a box header.
+        var trailingBytes: UInt64 = 0
 
         init(_ input: InputFile) throws {
             boxes = []
@@ -238,6 +249,12 @@ public enum TagFile {
             var moov: BoxHeader?
             while offset < input.length {
                 let available = input.length - offset
+                // Fewer than 8 bytes after the last box cannot be a box: trailing garbage,
+                // which players ignore (an iPhone left 2), kept byte for byte.
+                if available < 8 && !boxes.isEmpty {
+                    trailingBytes = available
+                    break
+                }
                 let headerBytes = try input.bytes(at: offset, count: Int(min(available, 32)))
                 var reader = ByteReader(headerBytes, fileOffset: offset)
                 let header: BoxHeader
@@ -278,8 +295,12 @@ public enum TagFile {
 /// (``ExtractionOptions/tags``, ``RemuxOptions/tags``, ``MuxOptions/tags``), after
 /// `keepMetadata` has kept or dropped the input's tags.
 public struct TagChanges: Sendable, Equatable {
-    /// Remove every item first.
+    /// Remove every item first but `----:com.apple.iTunes:iTunSMPB`, the encoder delay and
+    /// padding players need for gapless playback (not a tag the user sees; ``removals`` can
+    /// still name it).
     public var removingAll = false
+    /// The one item ``removingAll`` keeps.
+    static let gaplessKey = TagKey.freeform(mean: "com.apple.iTunes", name: "iTunSMPB")
     /// Keys to remove.
     public var removals: [TagKey] = []
     /// Remove the cover images.
@@ -305,7 +326,7 @@ public struct TagChanges: Sendable, Equatable {
 
     /// Makes the changes to `tags`.
     public func apply(to tags: inout ItemList) {
-        if removingAll { tags.items.removeAll() }
+        if removingAll { tags.items.removeAll { $0.key != Self.gaplessKey } }
         for key in removals { tags.remove(key) }
         if removingCovers { tags.remove(.code("covr")) }
         for item in settings { tags.set(item.value, for: item.key) }

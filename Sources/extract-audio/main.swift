@@ -118,7 +118,8 @@ let usage = """
     comment, composer, lyrics, grouping, bpm, compilation, sort_title, copyright, encoder,
     description, media_kind, … see the README), a four-character code (©nam) or
     ----:MEAN:NAME; track and disc take N or N/TOTAL (0-65535), compilation true or false.
-    --remove KEY, --remove-all; --cover IMAGE (JPEG or PNG, repeatable) replaces the covers,
+    --remove KEY, --remove-all (all but the gapless information, iTunSMPB, which --remove
+    ----:com.apple.iTunes:iTunSMPB removes); --cover IMAGE (JPEG or PNG, repeatable) replaces the covers,
     --remove-cover drops them. --chapters-from FILE replaces the chapters (mp4chaps lines
     "HH:MM:SS.mmm Title" or an ;FFMETADATA1 file; at most 4096) in both forms: a QuickTime
     chapter track (replacing any) and Nero's chpl (at most 255: past that, the track only,

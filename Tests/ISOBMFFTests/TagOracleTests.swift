@@ -257,3 +257,86 @@ final class TagOracleTests: XCTestCase {
         XCTAssertTrue(encoder.first?.hasPrefix("Lavf") == true)
     }
 }
+
+/// MediaInfo, the fourth reader of the README's key table.
+extension TagOracleTests {
+    /// What MediaInfo (`--Output=JSON`, its General track, `extra` included) shows for each
+    /// friendly key written with `friendlyValues`' value: its fields (several joined by `/`,
+    /// their values likewise) and what it shows; nil where it shows nothing.
+    static let mediaInfoFields: [String: (field: String, value: String)?] = [
+        "title": ("Title", "Tïtle ✓"), "artist": ("Performer", "Artist"), "album": ("Album", "Album"),
+        "album_artist": ("Album_Performer", "Band"), "date": ("Recorded_Date", "2024-05-01"),
+        "genre": ("Genre", "Synthwave"), "track": ("Track_Position/Track_Position_Total", "3/12"),
+        "disc": ("Part_Position/Part_Position_Total", "1/2"), "comment": ("Comment", "A comment"),
+        "composer": ("Composer", "Composer"), "lyrics": ("Lyrics", "la la"), "grouping": ("Grouping", "Group"),
+        "bpm": ("BPM", "128"), "compilation": ("Compilation", "Yes"), "gapless": nil,
+        "podcast": ("Podcast", "Yes"), "sort_title": ("Title_Sort", "Title, The"),
+        "sort_artist": ("Performer_Sort", "Artist, The"), "sort_album": ("Album_Sort", "Album, The"),
+        "sort_album_artist": ("Album_Performer_Sort", "Band, The"),
+        "sort_composer": ("Composer_Sort", "Composer, The"), "copyright": ("Copyright", "© 2024"),
+        "encoder": ("Encoded_Application", "extract-audio"), "description": ("Description", "Short"),
+        "long_description": ("LongDescription", "Long text"), "media_kind": ("ContentType", "Music"),
+        "rating": ("Rating", "Clean"), "show": ("Collection", "Show"), "season": ("Season", "2"),
+        "episode": ("Part", "5"), "episode_id": ("Part_ID", "E05"), "network": ("TVNetworkName", "Net"),
+    ]
+
+    /// The README's MediaInfo cell for a key: its fields, and the value when MediaInfo shows
+    /// another than the one written (`Yes` for `true`, a name for a number); `no` for none.
+    static func mediaInfoCell(_ shown: (field: String, value: String)?, written: String) -> String {
+        guard let shown else { return "no" }
+        let fields = shown.field.split(separator: "/").map { "`\($0)`" }.joined(separator: "/")
+        return shown.value == written ? fields : "\(fields) (`\(shown.value)`)"
+    }
+
+    func testValuesWeWriteReadBackInMediaInfo() throws {
+        let path = try makeAudio("mediainfo.m4a")
+        var list = ItemList()
+        for entry in Self.friendlyValues {
+            let key = try TagKey.parse(entry.key)
+            list.set(try TagValue(parsing: entry.value, for: key), for: key)
+        }
+        list.set(.images([TagImage(format: .jpeg, bytes: Self.jpeg)]), for: .code("covr"))
+        list.set(.text(["freeform ✓"]), for: .freeform(mean: "com.apple.iTunes", name: "MOOD"))
+        try Self.write(list, into: path)
+
+        let run = try runTool("mediainfo", ["--Output=JSON", path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let tracks = (try json(run.stdout)["media"] as? [String: Any])?["track"] as? [[String: Any]] ?? []
+        var general: [String: String] = [:]
+        for (name, value) in tracks.first(where: { $0["@type"] as? String == "General" }) ?? [:] {
+            if let text = value as? String { general[name] = text }
+            if name == "extra", let extra = value as? [String: String] { general.merge(extra) { a, _ in a } }
+        }
+        XCTAssertFalse(general.isEmpty, "MediaInfo printed no General track: \(run.stdout)")
+
+        let readme = String(decoding: readFile(URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md").path),
+                            as: UTF8.self)
+        var cells: [String: String] = [:]
+        for line in readme.split(separator: "\n") where line.hasPrefix("| `") {
+            let columns = line.split(separator: "|", omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            guard columns.count == 8 else { continue }  // | key | code | mutagen | AP | ffprobe | MediaInfo |
+            cells[columns[1]] = columns[6]
+        }
+        for entry in Self.friendlyValues {
+            guard let shown = Self.mediaInfoFields[entry.key] else {
+                XCTFail("no MediaInfo entry for \(entry.key)")
+                continue
+            }
+            if let (field, value) = shown {
+                let got = field.split(separator: "/").map { general[String($0)] ?? "(none)" }.joined(separator: "/")
+                XCTAssertEqual(got, value, "MediaInfo \(field) for \(entry.key)")
+            } else {
+                XCTAssertFalse(general.keys.contains { $0.lowercased().contains(entry.key) },
+                               "MediaInfo shows \(entry.key) after all: \(general)")
+            }
+            XCTAssertEqual(cells["`\(entry.key)`"], Self.mediaInfoCell(shown, written: entry.value),
+                           "the README's MediaInfo cell for \(entry.key)")
+        }
+        XCTAssertEqual(general["Cover"], "Yes")
+        XCTAssertEqual(cells["`cover` (`--cover`)"], "`Cover` (`Yes`)")
+        XCTAssertEqual(general["MOOD"], "freeform ✓", "MediaInfo shows a freeform item by its name")
+        XCTAssertEqual(cells["`----:MEAN:NAME`"], "`NAME`")
+    }
+}

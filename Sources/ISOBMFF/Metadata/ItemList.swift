@@ -28,6 +28,11 @@ public struct ItemList: Sendable, Equatable {
     public var items: [Item]
     /// One message per damaged item skipped while reading.
     public var warnings: [String] = []
+    /// Where the items stopped being readable (the file offset of an item whose size runs past
+    /// the `ilst`, or of the first item past ``Limits/maximumMetadataItems``): the items after
+    /// it cannot be told apart, so writing this list back would drop them. Nil when every
+    /// item was read, or skipped alone.
+    public var unreadableFrom: UInt64?
 
     /// An empty list.
     public init() {
@@ -42,6 +47,7 @@ public struct ItemList: Sendable, Equatable {
         while list.remaining > 0 {
             guard items.count < Limits.maximumMetadataItems else {
                 warnings.append("\(payload.path): more than \(Limits.maximumMetadataItems) items; the rest is dropped")
+                unreadableFrom = list.fileOffset
                 break
             }
             let header: BoxHeader
@@ -51,11 +57,14 @@ public struct ItemList: Sendable, Equatable {
                 (header, body) = read
             } catch {
                 warnings.append("skipped a damaged ilst item: \(error)")
+                unreadableFrom = list.fileOffset
                 break
             }
             do {
                 var item = try Self.item(header.type, body)
-                item.originalBytes = list.bytes(of: header)
+                // A size of 0 ("to the end of the ilst") is kept as the size it stands for,
+                // so that an item added after this one is not inside it.
+                item.originalBytes = list.bytesWithSize(of: header)
                 items.append(item)
             } catch {
                 warnings.append("skipped the damaged ilst item \(header.type): \(error)")

@@ -69,12 +69,14 @@ public enum TagKey: Hashable, Sendable, CustomStringConvertible {
     ]
 
     /// Reads a key as users type it: a friendly name (``friendlyKeys``), four characters
-    /// each at most U+00FF (`©nam`, with © as the byte 0xA9), or `----:MEAN:NAME`. Nil for
-    /// anything else (the caller lists the friendly names).
+    /// each at most U+00FF (`©nam`, with © as the byte 0xA9; not `uuid`), or `----:MEAN:NAME`.
+    /// Nil for anything else (the caller lists the friendly names).
     public init?(parsing text: String) {
         if let friendly = Self.friendlyKeys.first(where: { $0.name == text }) {
             self = .code(friendly.code)
-        } else if let code = FourCC(text), code != "----" {
+        } else if let code = FourCC(text), code != "----", code != "uuid" {
+            // `uuid` is no item code: a box of that type has a 16-byte extended type after
+            // its header for every ISO reader, which would hide the items after it.
             self = .code(code)
         } else if text.hasPrefix("----:") {
             let rest = text.dropFirst(5)

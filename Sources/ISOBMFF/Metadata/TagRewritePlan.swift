@@ -2,10 +2,11 @@
 /// `moov` (its `udta` replaced), a `free` box of padding after `moov`, and the absolute
 /// offsets that point past the old `moov` moved by what it grew or shrank.
 ///
-/// Absolute offsets (ISO/IEC 14496-12): chunk offsets in `stco`/`co64` (§ 8.7.5), a
-/// `tfhd`'s base_data_offset when its flag 0x000001 says it is present (§ 8.8.7), and the
-/// moof_offset of each `tfra` entry (§ 8.8.10). Everything else (`trun` data offsets,
-/// `sidx` references) is relative to boxes that move together. Sample bytes never change.
+/// Absolute offsets (ISO/IEC 14496-12): chunk offsets in `stco`/`co64` (§ 8.7.5), the
+/// offsets of a `saio` in `stbl` (§ 8.7.9), a `tfhd`'s base_data_offset when its flag
+/// 0x000001 says it is present (§ 8.8.7), and the moof_offset of each `tfra` entry
+/// (§ 8.8.10). Everything else (`trun` data offsets, a `saio` in a `traf`, `sidx`
+/// references) is relative to boxes that move together. Sample bytes never change.
 ///
 /// The padding is at least the new `moov`'s size plus 4 KiB, so that a later edit can be
 /// written in place (``inPlaceEdit(boxes:movieBox:userData:chapters:)``); `free`/`skip` boxes right after the old `moov` are
@@ -43,8 +44,10 @@ public struct TagRewritePlan: Sendable {
     ///   - chapters: a change of the chapter tracks; a new chapter track's samples go in an
     ///     `mdat` right after the padding (before the old boxes, so that `moov` stays ahead
     ///     of the media it describes).
+    ///   - trailingBytes: how many bytes follow the last box (fewer than a box header: trailing
+    ///     garbage), copied last as they are.
     public init(boxes: [BoxHeader], movieBox: [UInt8], userData: [UInt8]?,
-                chapters: ChapterTrack.Change? = nil) throws {
+                chapters: ChapterTrack.Change? = nil, trailingBytes: UInt64 = 0) throws {
         guard let index = boxes.firstIndex(where: { $0.type == "moov" }) else {
             throw ISOBMFFError(.missingBox, "no moov box", path: "", offset: 0)
         }
@@ -99,6 +102,7 @@ public struct TagRewritePlan: Sendable {
                 pieces.append(.copy(offset: box.offset, count: box.size))
             }
         }
+        if trailingBytes > 0 { pieces.append(.copy(offset: boxes[boxes.count - 1].end, count: trailingBytes)) }
         // Coalesce neighbouring copies: fewer, larger reads and writes.
         var merged: [Piece] = []
         for piece in pieces {
@@ -175,7 +179,8 @@ public struct TagRewritePlan: Sendable {
     }
 
     /// `moov` with its first `udta` replaced by `userData` (removed for nil, added at the end
-    /// when it had none). The other children are kept byte for byte, in order.
+    /// when it had none). The other children are kept byte for byte, in order, but for a
+    /// size of 0 ("to the end of moov"), written as the size it stands for.
     public static func movieBox(_ moov: [UInt8], replacingUserData userData: [UInt8]?) throws -> [UInt8] {
         var reader = ByteReader(moov)
         guard let (header, payload) = try reader.readBox(depth: 1), header.type == "moov" else {
@@ -190,7 +195,9 @@ public struct TagRewritePlan: Sendable {
                     replaced = true
                     if let userData { box.write(bytes: userData) }
                 } else {
-                    box.write(bytes: children.bytes(of: child))
+                    // Size 0, "to the end of moov", is written with its size, or it would
+                    // take in the udta added after it (readers would find no tags).
+                    box.write(bytes: children.bytesWithSize(of: child))
                 }
             }
             if !replaced, let userData { box.write(bytes: userData) }
@@ -202,16 +209,20 @@ public struct TagRewritePlan: Sendable {
         return w.bytes
     }
 
-    /// `moov` with every `stco`/`co64` entry at or past `threshold` moved by `delta`.
-    /// Throws when an `stco` entry would not fit 32 bits.
+    /// `moov` with every `stco`/`co64` entry, and every offset of a `saio` in `stbl`
+    /// (absolute there, § 8.7.9), at or past `threshold` moved by `delta`.
+    /// Throws when a 32-bit entry would not fit 32 bits.
     public static func shiftingChunkOffsets(_ moov: [UInt8], by delta: Int64, threshold: UInt64) throws -> [UInt8] {
         var bytes = moov
         guard delta != 0 else { return bytes }
         try patch(&bytes, containers: ["moov", "trak", "mdia", "minf", "stbl"]) { header, payload, bytes in
-            guard header.type == "stco" || header.type == "co64" else { return }
+            guard header.type == "stco" || header.type == "co64" || header.type == "saio" else { return }
             var reader = payload
-            _ = try reader.readVersionAndFlags()
-            let wide = header.type == "co64"
+            let (version, flags) = try reader.readVersionAndFlags()
+            // A saio here (in stbl, not a traf) holds absolute offsets (§ 8.7.9), after
+            // aux_info_type and its parameter when flag 1 is set; 64-bit in version 1.
+            if header.type == "saio" && flags & 1 != 0 { try reader.skip(8) }
+            let wide = header.type == "co64" || (header.type == "saio" && version == 1)
             let count = try reader.readEntryCount(entrySize: wide ? 8 : 4)
             var position = Int(reader.fileOffset)  // Inside `bytes`: the reader is over them.
             for _ in 0..<count {

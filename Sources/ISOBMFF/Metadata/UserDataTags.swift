@@ -42,7 +42,7 @@ extension ItemList {
                             udta.write(bytes: meta)
                             replaced = true
                         } else {
-                            udta.write(bytes: children.bytes(of: child))
+                            udta.write(bytes: children.bytesWithSize(of: child))
                         }
                     }
                 }
@@ -75,7 +75,7 @@ extension ItemList {
                     if !replaced { write(to: &meta) }
                     replaced = true
                 } else {
-                    meta.write(bytes: children.bytes(of: child))
+                    meta.write(bytes: children.bytesWithSize(of: child))
                 }
             }
             if !replaced { write(to: &meta) }
@@ -163,5 +163,18 @@ extension TagValue {
         case .images:
             throw TagError(.invalidValue, "cover: images are given as files, not as a text value")
         }
+    }
+}
+
+extension ByteReader {
+    /// The bytes of a child box as ``bytes(of:)`` gives them, but for a size of 0 ("to the end
+    /// of its parent"), written as the size it stands for: boxes added after it (a new `udta`,
+    /// `meta` or `ilst`) would otherwise be inside it for every reader.
+    func bytesWithSize(of header: BoxHeader) -> [UInt8] {
+        var bytes = self.bytes(of: header)
+        if header.extendsToEnd, let size = UInt32(exactly: header.size), bytes.count >= 4 {
+            bytes.replaceSubrange(0..<4, with: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: size >> $0) })
+        }
+        return bytes
     }
 }

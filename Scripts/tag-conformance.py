@@ -1,0 +1,577 @@
+#!/usr/bin/python3
+"""`extract-audio tag` over every fixture and every file of the real-world corpus, judged by
+independent oracles only (ffprobe, mutagen, and a box walker written here over
+Scripts/mp4box.py's Box), never by our own parser. Issue 22: "Packets identical (ffprobe CRC)
+before and after, on every fixture and every corpus file we don't refuse by class."
+
+Inputs: every file under Fixtures/ (its subfolders too: corrupt/, damaged/, fuzz/, keyframes/…)
+but the expectation files (.json, .keys, .md, .txt), and every file of the corpus,
+`../shared/corpus/` beside the project ($CORPUS_DIR overrides; MANIFEST.tsv and README.md
+aside). Each is copied (writable) into a temporary folder and edited three times:
+
+  a. `tag --json --set title=… --set artist=… --set track=3/12 --cover small.jpg --cover
+     small.png` (both images made by FFmpeg here);
+  b. `tag --json --set title=… --set artist=… --set track=4/12`, which must be written in
+     place when the padding after the `moov` the first edit left can hold the new `moov`;
+  c. `tag --json --remove-all --remove-cover`.
+
+After each step that succeeds, against the ORIGINAL file:
+  - packets: ffprobe's packets of every stream (stream, pts, dts, duration, flags, CRC-32 of
+    the data) identical;
+  - mutagen: the tags it reads are exactly the original's with the values set (a, b), or
+    none but the original's iTunSMPB (c: gapless information is not a tag the user sees and
+    --remove-all keeps it); covers the same bytes and formats;
+  - boxes: every top-level box before the original `moov` byte-identical, every one after its
+    padding byte-identical and in order (in a `moof`/`mfra`, a tfhd base_data_offset or tfra
+    moof_offset at or past the old padding's end moved by exactly the growth; a second `moov`
+    turned into `free`, its payload kept), the trailing bytes after the last box kept;
+    exactly one `moov`, whose children but the first `udta` are the original's byte for
+    byte, but for chunk offsets (stco/co64) and stbl/saio offsets (absolute, ISO/IEC 14496-12
+    § 8.7.9) at or past the padding's end, moved by exactly the growth;
+  - method: `in_place` exactly when the `free` box right after the old `moov` can hold the
+    new `moov` (the same size, or 8 bytes to spare), `rewrite` otherwise; a rewrite leaves a
+    `free` box after `moov` of at least the new `moov`'s size plus 4 KiB; an in-place edit
+    keeps the file's size.
+
+A refusal must be of a documented class, decided from the file by the walker here (never by
+its name), and leave the file byte for byte as it was (SHA-256) with nothing beside it:
+  - 65 (damaged): a top-level box runs past the end of the file or has an impossible size, no
+    top-level `moov`, a box inside moov/trak/mdia/minf/stbl/edts/dinf/mvex that does not fit
+    its parent, or an stco/co64 whose entries run past the box;
+  - 69 (unsupported): a `moov` over 1 GiB, more than 2^21 top-level boxes, or a 32-bit chunk
+    offset the growth would push past 2^32.
+Any other refusal, or one the walker finds no reason for, fails.
+
+Prints one line per input and step, `ok`/`FAIL` with its time, and `N passed, M failed`
+last; exits 1 on any failure. Inputs run two at a time. EXTRACT_AUDIO names a built binary
+(else a release build is made); TAG_FILES, comma-separated globs on the input names, runs
+part of it.
+"""
+import concurrent.futures
+import fnmatch
+import hashlib
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.dont_write_bytecode = True
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Scripts"))
+import mp4box  # noqa: E402
+
+try:
+    from mutagen.mp4 import MP4, MP4Cover, MP4FreeForm
+except ImportError:  # pragma: no cover
+    print("FAIL mutagen is missing (/usr/bin/python3 -m pip install mutagen, or apt-get install python3-mutagen)")
+    print("0 passed, 1 failed")
+    sys.exit(1)
+
+CORPUS = os.environ.get("CORPUS_DIR") or os.path.join(ROOT, "..", "shared", "corpus")
+FIXTURES = os.path.join(ROOT, "Fixtures")
+NOT_INPUTS = (".json", ".keys", ".md", ".txt", ".tsv", ".list")
+# Boxes the walker descends into: moov's track structure and movie fragments. Everything
+# else (stsd, udta, meta…) is compared as opaque bytes.
+WALKED = {b"moov", b"trak", b"mdia", b"minf", b"stbl", b"edts", b"dinf", b"mvex", b"moof", b"traf", b"mfra"}
+PADDING = {b"free", b"skip"}
+SMPB = "----:com.apple.iTunes:iTunSMPB"
+STEPS = {
+    "a": ["--set", "title=Tag conformance ✓", "--set", "artist=Ärtist", "--set", "track=3/12",
+          "--cover", "{jpeg}", "--cover", "{png}"],
+    "b": ["--set", "title=Second edit", "--set", "artist=Another", "--set", "track=4/12"],
+    "c": ["--remove-all", "--remove-cover"],
+}
+SET = {
+    "a": {"©nam": ["Tag conformance ✓"], "©ART": ["Ärtist"], "trkn": [[3, 12]]},
+    "b": {"©nam": ["Second edit"], "©ART": ["Another"], "trkn": [[4, 12]]},
+}
+
+lock = threading.Lock()
+results = {"passed": 0, "failed": 0}
+
+
+def run(*args, **kw):
+    kw.setdefault("timeout", 300)
+    return subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL, **kw)
+
+
+class Report:
+    def __init__(self, name):
+        self.name = name
+        self.lines = []
+
+    def check(self, ok, step, detail="", seconds=None):
+        took = "" if seconds is None else f" ({seconds:.2f} s)"
+        with lock:
+            results["passed" if ok else "failed"] += 1
+        self.lines.append(("ok   " if ok else "FAIL ") + f"{self.name}: {step}{took}" + (": " + detail if detail else ""))
+        return ok
+
+    def note(self, text):
+        self.lines.append(f"       {text}")
+
+    def skip(self, step, reason):
+        self.lines.append(f"skipped ({reason}): {self.name}: {step}")
+
+
+# --- The box walker -------------------------------------------------------------------
+
+class Damage(Exception):
+    pass
+
+
+def parse(data, start, end, parent=None, top=False):
+    """The boxes in data[start:end] as mp4box.Box, descending into WALKED only. Top level:
+    (boxes, trailing bytes) where fewer than 8 bytes after the last box are trailing
+    garbage; a box that runs past the end or has an impossible size raises Damage."""
+    boxes, offset = [], start
+    while offset < end:
+        if end - offset < 8:
+            if top:
+                return boxes, data[offset:end]
+            if data[offset:end] == b"\0" * (end - offset):
+                break
+            raise Damage(f"{end - offset} stray bytes at {offset} inside {parent.path if parent else 'the file'}")
+        size, kind = struct.unpack_from(">I4s", data, offset)
+        header = 8
+        if size == 1:
+            if end - offset < 16:
+                raise Damage(f"a largesize header cut at {offset}")
+            size = struct.unpack_from(">Q", data, offset + 8)[0]
+            header = 16
+        elif size == 0:
+            if not top and kind == b"\0\0\0\0":
+                size = 8
+            else:
+                size = end - offset
+        where = parent.path + "/" if parent else ""
+        if size < header:
+            raise Damage(f"{where}{kind!r} at {offset}: size {size} smaller than its header")
+        if offset + size > end:
+            raise Damage(f"{where}{kind!r} at {offset}: {size} bytes run past its parent or the file ({end - offset} left)")
+        box = mp4box.Box(kind, offset, size, header, parent)
+        if kind in WALKED and (parent is None or parent.kind in WALKED):
+            box.children = parse(data, box.payload, box.end, box)
+        boxes.append(box)
+        offset += size
+    return (boxes, b"") if top else boxes
+
+
+def walk(data):
+    """(top-level boxes, trailing bytes), or raises Damage."""
+    return parse(data, 0, len(data), top=True)
+
+
+def offset_fields(data, box):
+    """[(position, width)] of the absolute offsets inside a box: stco/co64 entries and a
+    stbl/saio's offsets (moov), a tfhd's base_data_offset and tfra moof_offsets (fragments).
+    Raises Damage when the entries run past the box."""
+    p = box.payload
+    if box.kind not in (b"stco", b"co64", b"saio", b"tfhd", b"tfra"):
+        return []
+    if box.end - p < 8:
+        raise Damage(f"{box.path} at {box.offset}: too short")
+    version, flags = data[p], int.from_bytes(data[p + 1:p + 4], "big")
+    fields = []
+    if box.kind in (b"stco", b"co64"):
+        width = 8 if box.kind == b"co64" else 4
+        count = mp4box.u32(data, p + 4)
+        if p + 8 + count * width > box.end:
+            raise Damage(f"{box.path} at {box.offset}: {count} entries run past the box")
+        fields = [(p + 8 + i * width, width) for i in range(count)]
+    elif box.kind == b"saio" and box.parent is not None and box.parent.kind == b"stbl":
+        pos = p + 4 + (8 if flags & 1 else 0)
+        count = mp4box.u32(data, pos)
+        width = 8 if version == 1 else 4
+        if pos + 4 + count * width > box.end:
+            raise Damage(f"{box.path} at {box.offset}: {count} entries run past the box")
+        fields = [(pos + 4 + i * width, width) for i in range(count)]
+    elif box.kind == b"tfhd" and flags & 1:
+        fields = [(p + 8, 8)]
+    elif box.kind == b"tfra":
+        width = 8 if version == 1 else 4
+        sizes = mp4box.u32(data, p + 8)
+        tail = ((sizes >> 4) & 3) + ((sizes >> 2) & 3) + (sizes & 3) + 3
+        count = mp4box.u32(data, p + 12)
+        step = 2 * width + tail
+        if p + 16 + count * step > box.end:
+            raise Damage(f"{box.path} at {box.offset}: {count} entries run past the box")
+        fields = [(p + 16 + i * step + width, width) for i in range(count)]
+    return fields
+
+
+def shifted(data, box, growth, threshold):
+    """The bytes of `box` with every absolute offset at or past `threshold` moved by growth
+    (and, inside moov, a size of 0, "to the end of the parent", as the size it stands for:
+    the tag writer states it, since it may add a box after it)."""
+    out = bytearray(data[box.offset:box.end])
+    if box.parent is not None and out[:4] == b"\0\0\0\0" and box.size < 1 << 32:
+        out[:4] = box.size.to_bytes(4, "big")
+    for b in mp4box.walk([box]):
+        for pos, width in offset_fields(data, b):
+            value = int.from_bytes(data[pos:pos + width], "big")
+            if value >= threshold:
+                value += growth
+                if not 0 <= value < 1 << (8 * width):
+                    raise OverflowError(f"{b.path}: offset moves past {8 * width} bits")
+                out[pos - box.offset:pos - box.offset + width] = value.to_bytes(width, "big")
+    return bytes(out)
+
+
+def movie_layout(data):
+    """(boxes, trailing, index of the first moov, end of its padding: the old moov and the
+    free/skip boxes right after it)."""
+    boxes, trailing = walk(data)
+    index = next((i for i, b in enumerate(boxes) if b.kind == b"moov"), None)
+    if index is None:
+        raise Damage("no top-level moov")
+    after = index + 1
+    while after < len(boxes) and boxes[after].kind in PADDING:
+        after += 1
+    end = boxes[after].offset if after < len(boxes) else boxes[-1].end
+    return boxes, trailing, index, after, end
+
+
+def refusal_class(data):
+    """What the walker says a refusal may be: (65, reason), (69, reason) or (None, None)."""
+    try:
+        boxes, _, index, _, _ = movie_layout(data)
+        for b in mp4box.walk(boxes):
+            offset_fields(data, b)
+    except Damage as error:
+        return 65, str(error)
+    moov = boxes[index]
+    if moov.size > 1 << 30:
+        return 69, "moov over 1 GiB"
+    if len(boxes) > 1 << 21:
+        return 69, "more than 2^21 top-level boxes"
+    # The growth is at most the new moov twice plus 4 KiB (the covers and tags are small).
+    worst = 2 * moov.size + 2 * 65536 + 4096
+    for b in mp4box.walk([moov]):
+        if b.kind == b"stco" and any(int.from_bytes(data[p:p + 4], "big") + worst >= 1 << 32
+                                     for p, _ in offset_fields(data, b)):
+            return 69, "a 32-bit chunk offset near 2^32"
+    return None, None
+
+
+# --- Oracles ----------------------------------------------------------------------------
+
+def packets(path):
+    """(exit status, one line per packet) from ffprobe: every stream's packets but those of
+    the attached pictures FFmpeg makes of covers, each stream named by its track ID."""
+    r = run("ffprobe", "-v", "error", "-show_packets", "-show_data_hash", "CRC32", "-show_entries",
+            "packet=stream_index,pts,dts,duration,flags,data_hash:stream=index,id:stream_disposition=attached_pic",
+            "-of", "json", path)
+    try:
+        found = json.loads(r.stdout or b"{}")
+    except ValueError:
+        return r.returncode, [r.stdout.decode(errors="replace")]
+    covers = {s["index"] for s in found.get("streams", []) if s.get("disposition", {}).get("attached_pic")}
+    ids = {s["index"]: s.get("id") for s in found.get("streams", [])}
+    return r.returncode, [f"{ids.get(p.get('stream_index'))} {p.get('pts')} {p.get('dts')} {p.get('duration')} "
+                          f"{p.get('flags')} {p.get('data_hash')}"
+                          for p in found.get("packets", []) if p.get("stream_index") not in covers]
+
+
+def ffprobe_tags(path):
+    r = run("ffprobe", "-v", "error", "-show_entries", "format_tags", "-of", "json", path)
+    try:
+        return json.loads(r.stdout).get("format", {}).get("tags", {})
+    except ValueError:
+        return {}
+
+
+def mutagen_blind(data):
+    """Why mutagen (1.46) cannot see moov/udta, or None: it takes every `meta` for a FullBox,
+    so a QuickTime (plain) meta in moov or a trak before moov/udta, as iPhones write, makes it
+    misread that box and stop reading moov's children (it finds no tags in the original)."""
+    try:
+        boxes, _, index, _, _ = movie_layout(data)
+    except Damage:
+        return None
+    moov = boxes[index]
+    for child in moov.children:
+        if child.kind == b"udta":
+            return None
+        for meta in [child] + list(child.children):
+            if meta.kind == b"meta" and data[meta.payload + 4:meta.payload + 8] == b"hdlr":
+                return f"a QuickTime (plain) {meta.path} before moov/udta"
+    return None
+
+
+def mutagen_tags(path):
+    """mutagen's tags as comparable values, or ("error", text)."""
+    try:
+        tags = MP4(path).tags
+    except Exception as error:  # any mutagen failure is the oracle's answer, compared below
+        return ("error", f"{type(error).__name__}: {error}")
+    out = {}
+    for key, values in (tags or {}).items():
+        def conv(v):
+            if isinstance(v, MP4Cover):
+                return ["cover", "JPEG" if v.imageformat == MP4Cover.FORMAT_JPEG else "PNG",
+                        hashlib.sha256(bytes(v)).hexdigest()]
+            if isinstance(v, MP4FreeForm):
+                return ["freeform", v.dataformat, bytes(v).hex()]
+            if isinstance(v, tuple):
+                return list(v)
+            return v
+        out[key] = [conv(v) for v in values] if isinstance(values, list) else conv(values)
+    return out
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+# --- One input --------------------------------------------------------------------------
+
+def compare_boxes(orig, new):
+    """Problems found comparing the edited file with the original (empty: none), and facts
+    about the edited file: (problems, growth, new moov size, padding after it)."""
+    boxes, trailing, index, after, end = movie_layout(orig)
+    nboxes, ntrailing = walk(new)
+    moov = boxes[index]
+    problems = []
+    if new[:moov.offset] != orig[:moov.offset]:
+        problems.append("bytes before the moov changed")
+    # The edited region: from the old moov's offset, the moov and the free/skip around it.
+    start = next((i for i, b in enumerate(nboxes) if b.offset == moov.offset), None)
+    if start is None:
+        return [f"no box starts at the old moov's offset {moov.offset}"], 0, 0, None
+    stop = start
+    while stop < len(nboxes) and nboxes[stop].kind in PADDING | {b"moov"}:
+        stop += 1
+    region = nboxes[start:stop]
+    moovs = [b for b in nboxes if b.kind == b"moov"]
+    if len(moovs) != 1 or moovs[0] not in region:
+        return problems + [f"{len(moovs)} moov boxes, not one in place"], 0, 0, None
+    nmoov = moovs[0]
+    k = region.index(nmoov)
+    padding = region[k + 1] if k + 1 < len(region) and region[k + 1].kind == b"free" else None
+    nend = nboxes[stop].offset if stop < len(nboxes) else (nboxes[-1].end if nboxes else 0)
+    growth = nend - end
+    # After the padding: the same boxes, moved by growth, their absolute offsets shifted.
+    rest, nrest = boxes[after:], nboxes[stop:]
+    if len(rest) != len(nrest) or any(a.kind != b.kind and a.kind != b"moov" for a, b in zip(rest, nrest)):
+        problems.append(f"top-level boxes after moov: {[b.kind for b in rest]} became {[b.kind for b in nrest]}")
+    else:
+        for a, b in zip(rest, nrest):
+            if a.kind == b"moov":
+                if b.kind not in (b"moov", b"free") or orig[a.payload:a.end] != new[b.payload:b.end]:
+                    problems.append(f"the second moov at {a.offset} is not kept as free")
+            elif a.kind in (b"moof", b"mfra"):
+                if shifted(orig, a, growth, end) != new[b.offset:b.end]:
+                    problems.append(f"{a.kind.decode()} at {a.offset}: not the original with offsets moved by {growth}")
+            elif orig[a.offset:a.end] != new[b.offset:b.end]:
+                problems.append(f"{a.kind.decode('latin-1')} at {a.offset} (now {b.offset}) changed")
+    if trailing != ntrailing:
+        problems.append(f"trailing bytes {trailing.hex()} became {ntrailing.hex()}")
+
+    def children_without_udta(data, box, shift):
+        kids = list(box.children)
+        first = next((c for c in kids if c.kind == b"udta"), None)
+        parts = []
+        for c in kids:
+            if c is first:
+                continue
+            parts.append((c.kind, shifted(data, c, growth, end) if shift else bytes(data[c.offset:c.end])))
+        return parts
+
+    want = children_without_udta(orig, moov, True)
+    got = children_without_udta(new, nmoov, False)
+    if [k for k, _ in want] != [k for k, _ in got]:
+        problems.append(f"moov's children {[k for k, _ in want]} became {[k for k, _ in got]}")
+    else:
+        for (kind, a), (_, b) in zip(want, got):
+            if a != b:
+                problems.append(f"moov/{kind.decode('latin-1')} differs from the original"
+                                + (f" with its offsets moved by {growth}" if growth else ""))
+    return problems, growth, nmoov.size, padding
+
+
+def fits(padding, size):
+    return padding is not None and padding.header_size == 8 and (size == padding.size or size + 8 <= padding.size)
+
+
+def check_input(tool, label, path, tmp_root, images):
+    report = Report(label)
+    tmp = tempfile.mkdtemp(dir=tmp_root)
+    try:
+        work = os.path.join(tmp, "file" + os.path.splitext(path)[1])
+        shutil.copyfile(path, work)
+        os.chmod(work, 0o644)
+        orig = open(work, "rb").read()
+        want_class, why = refusal_class(orig)
+        orig_packets = packets(work)
+        orig_tags = mutagen_tags(work)
+        current = orig
+        # The padding after the moov of the file as it is before each step.
+        try:
+            b, _, i, _, _ = movie_layout(orig)
+            before_padding = b[i + 1] if i + 1 < len(b) and b[i + 1].kind == b"free" else None
+        except Damage:
+            before_padding = None
+        for step in ("a", "b", "c"):
+            began = time.monotonic()
+            args = [a.format(**images) for a in STEPS[step]]
+            r = run(tool, "tag", "--json", *args, work)
+            took = time.monotonic() - began
+            name = {"a": "(a) rewrite: --set title, artist, track, --cover JPEG, PNG",
+                    "b": "(b) second edit: --set title, artist, track",
+                    "c": "(c) --remove-all --remove-cover"}[step]
+            after = open(work, "rb").read()
+            leftovers = sorted(set(os.listdir(tmp)) - {os.path.basename(work)})
+            if r.returncode != 0:
+                message = r.stderr.decode(errors="replace").strip()
+                try:
+                    message = json.loads(r.stdout)["error"]["message"]
+                except (ValueError, KeyError, TypeError):
+                    pass
+                problems = []
+                if r.returncode != want_class:
+                    problems.append(f"exit {r.returncode} ({message[:200]}), but the file's class is "
+                                    + (f"{want_class} ({why})" if want_class else "none: it must be edited"))
+                if after != current:
+                    problems.append("the refused file changed")
+                if leftovers:
+                    problems.append(f"left {leftovers} beside it")
+                report.check(not problems, f"{name}: refused {r.returncode}", "; ".join(problems) or message[:160], took)
+                continue
+            problems, notes = [], []
+            if leftovers:
+                problems.append(f"left {leftovers} beside it")
+            try:
+                written = json.loads(r.stdout)["written"]
+            except (ValueError, KeyError, TypeError):
+                written = None
+                problems.append(f"--json printed no 'written': {r.stdout[:200]!r}")
+            if written == "none" and after == current and step == "c" and mutagen_tags(work) in ({}, orig_tags):
+                # Nothing to remove (the earlier steps were refused): nothing written.
+                report.check(not problems, f"{name}: none, nothing to remove", "; ".join(problems), took)
+                continue
+            if want_class:
+                problems.append(f"edited, but the walker finds it class {want_class} ({why})")
+            try:
+                box_problems, growth, size, padding = compare_boxes(orig, after)
+                problems += box_problems
+                expected = "in_place" if fits(before_padding, size) else "rewrite"
+                if written != expected:
+                    problems.append(f"written {written}, expected {expected} (padding "
+                                    f"{before_padding.size if before_padding else 'none'}, new moov {size})")
+                if written == "in_place" and len(after) != len(current):
+                    problems.append(f"in place, but the size went {len(current)} -> {len(after)}")
+                if written == "rewrite" and (padding is None or padding.size < size + 4096):
+                    problems.append(f"a rewrite left padding {padding.size if padding else 0} < moov {size} + 4096")
+                before_padding = padding
+            except (Damage, OverflowError, ValueError, struct.error) as error:
+                problems.append(f"walker: {error}")
+            new_packets = packets(work)
+            if new_packets != orig_packets:
+                a_lines, b_lines = orig_packets[1], new_packets[1]
+                first = next((n for n, (x, y) in enumerate(zip(a_lines, b_lines)) if x != y), min(len(a_lines), len(b_lines)))
+                problems.append(f"packets differ (exit {orig_packets[0]} -> {new_packets[0]}, {len(a_lines)} -> "
+                                f"{len(b_lines)} lines, first at {first})")
+            tags = mutagen_tags(work)
+            if isinstance(orig_tags, tuple):
+                expected_tags = None
+            elif step == "c":
+                expected_tags = {k: v for k, v in orig_tags.items() if k == SMPB}
+            else:
+                expected_tags = {k: v for k, v in orig_tags.items() if k not in ("©nam", "©ART", "trkn", "covr")}
+                expected_tags.update(SET["a"] if step == "a" else SET["b"])
+                expected_tags["covr"] = images["covers"]
+            blind = mutagen_blind(after)
+            if isinstance(orig_tags, tuple):
+                blind = f"mutagen cannot read the original: {orig_tags[1][:80]}"
+            if blind and (isinstance(orig_tags, tuple) or not orig_tags):
+                # mutagen sees no tags here, before or after: ffprobe reads the ones we set.
+                got = ffprobe_tags(work)
+                want = {"a": {"title": "Tag conformance ✓", "artist": "Ärtist", "track": "3/12"},
+                        "b": {"title": "Second edit", "artist": "Another", "track": "4/12"},
+                        "c": {"title": None, "artist": None, "track": None}}[step]
+                if tags != {} and tags != orig_tags:
+                    problems.append(f"mutagen, which cannot see moov/udta here ({blind}), reads {tags}")
+                if {k: got.get(k) for k in want} != want:
+                    problems.append(f"ffprobe reads {({k: got.get(k) for k in want})}, not {want}")
+                notes.append(f"mutagen cannot see moov/udta ({blind}): ffprobe read title, artist, track")
+            elif tags != expected_tags:
+                if isinstance(tags, tuple):
+                    problems.append(f"mutagen: {tags[1][:200]}")
+                else:
+                    diff = {k for k in set(tags) | set(expected_tags) if tags.get(k) != expected_tags.get(k)}
+                    problems.append("mutagen: " + ", ".join(f"{k}: {str(tags.get(k))[:60]} (want {str(expected_tags.get(k))[:60]})"
+                                                            for k in sorted(diff)))
+            report.check(not problems, f"{name}: {written}", "; ".join(problems), took)
+            for n in notes:
+                report.note(n)
+            current = after
+    except Exception as error:  # a crash of the script is a failure, not a pass
+        report.check(False, "script", repr(error))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return report
+
+
+def inputs():
+    found = []
+    for folder, _, names in os.walk(FIXTURES):
+        for n in names:
+            if not n.endswith(NOT_INPUTS):
+                p = os.path.join(folder, n)
+                found.append((os.path.relpath(p, ROOT), p))
+    if os.path.isdir(CORPUS):
+        for n in os.listdir(CORPUS):
+            p = os.path.join(CORPUS, n)
+            if os.path.isfile(p) and not n.endswith(NOT_INPUTS):
+                found.append(("corpus/" + n, p))
+    return sorted(found)
+
+
+def main():
+    tool = os.environ.get("EXTRACT_AUDIO")
+    if not tool:
+        build = run("swift", "build", "-c", "release", "-q", cwd=ROOT, timeout=1800)
+        if build.returncode != 0:
+            print(build.stdout.decode() + build.stderr.decode())
+            print("0 passed, 1 failed")
+            return 1
+        bindir = run("swift", "build", "-c", "release", "--show-bin-path", cwd=ROOT).stdout.decode().strip()
+        tool = os.path.join(bindir, "extract-audio")
+    if not os.path.isdir(CORPUS):
+        print(f"FAIL the corpus folder {CORPUS} is missing")
+        print("0 passed, 1 failed")
+        return 1
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        # The covers: a small JPEG and PNG made by FFmpeg.
+        images = {"jpeg": os.path.join(tmp, "cover.jpg"), "png": os.path.join(tmp, "cover.png")}
+        for path, color in ((images["jpeg"], "red"), (images["png"], "blue")):
+            r = run("ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"color={color}:s=32x32", "-frames:v", "1", "-y", path)
+            if r.returncode != 0:
+                print(f"FAIL ffmpeg made no cover image: {r.stderr.decode()[:200]}")
+                print("0 passed, 1 failed")
+                return 1
+        images["covers"] = [["cover", "JPEG", sha256(images["jpeg"])], ["cover", "PNG", sha256(images["png"])]]
+        todo = inputs()
+        files = [g.strip() for g in os.environ.get("TAG_FILES", "").split(",") if g.strip()]
+        if files:
+            todo = [(label, p) for label, p in todo if any(fnmatch.fnmatch(label, g) for g in files)]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            jobs = [pool.submit(check_input, tool, label, p, tmp, images) for label, p in todo]
+            for job in jobs:
+                for line in job.result().lines:
+                    print(line, flush=True)
+    print(f"-- {len(todo)} inputs in {time.monotonic() - started:.0f} s")
+    print(f"{results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
