@@ -662,6 +662,44 @@ def ffmpeg_counts(path, streams):
     return counts, messages
 
 
+def run_gst(pipeline, tmp, timeout=300, grace=5):
+    """gst-launch-1.0 with its output in files: (exit status, stdout, stderr). gst-launch-1.0
+    1.22 sometimes never exits after it has reported an error: on an init segment without
+    samples (sp_pkg_live_audio_init.mp4: "This file contains no playable streams", then
+    "pipeline doesn't want to preroll") 3 of 12 runs hung until killed; in CI's corpus run
+    of 466 s one did, until the 300 s timeout. Once an ERROR line is out the outcome is decided (gst_counts
+    raises on it), so gst-launch gets `grace` seconds to exit, then is killed (status
+    None). Without an ERROR line the timeout stands as subprocess.run's."""
+    names = [os.path.join(tmp, "gst-stdout.txt"), os.path.join(tmp, "gst-stderr.txt")]
+
+    def said():
+        texts = []
+        for name in names:
+            with open(name, "rb") as f:
+                texts.append(f.read())
+        return texts
+    with open(names[0], "wb") as stdout, open(names[1], "wb") as stderr:
+        process = subprocess.Popen(pipeline, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+        deadline, errored, status = time.monotonic() + timeout, None, None
+        while True:
+            try:
+                status = process.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.monotonic()
+            if errored is None and any(b"ERROR" in text for text in said()):
+                errored = now
+            if (errored is not None and now - errored > grace) or now > deadline:
+                process.kill()
+                process.wait()
+                if errored is None:
+                    raise subprocess.TimeoutExpired(pipeline, timeout)
+                break
+    stdout, stderr = (text.decode(errors="replace") for text in said())
+    return status, stdout, stderr
+
+
 def gst_counts(path, kinds):
     """{(kind, 0): frames or samples} GStreamer 1.22 decodes of the first video and first
     audio stream (qtdemux's video_0 / audio_0), or raises RuntimeError with its message.
@@ -684,10 +722,9 @@ def gst_counts(path, kinds):
             pipeline += ["d.audio_0", "!", *queue, "!", "decodebin", "!", "audioconvert", "!",
                          "audio/x-raw,format=S16LE,channels=1", "!", "filesink", "location=" + sinks["audio"],
                          "sync=false"]
-        out = run(*pipeline, timeout=300)
-        text = out.stdout.decode(errors="replace")
-        err = out.stderr.decode(errors="replace") + text
-        if out.returncode != 0 or "ERROR" in err:
+        returncode, text, err = run_gst(pipeline, tmp)
+        err += text
+        if returncode != 0 or "ERROR" in err:
             line = next((l for l in err.splitlines() if "ERROR" in l or "missing" in l.lower()), err.strip()[-200:])
             raise RuntimeError(line.strip()[:240])
         counts = {}
