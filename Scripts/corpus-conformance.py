@@ -1228,9 +1228,10 @@ def decode_checks(report, path, out_path, f, in_streams, out_streams):
         a = gst_counts(path, kinds)
     except (RuntimeError, subprocess.TimeoutExpired) as error:
         # A decoder GStreamer lacks here (AV1, DTS:X, IAMF, AC-4...): the input itself does
-        # not play in it; retry with the stream it can play, else skip.
+        # not play in it; retry with the stream it can play, else skip. With one kind the
+        # retry would be the same pipeline again: skipped at once.
         a, why = None, str(error)
-        for kind in sorted(kinds):
+        for kind in sorted(kinds) if len(kinds) > 1 else []:
             try:
                 a = gst_counts(path, {kind})
                 kinds = {kind}
