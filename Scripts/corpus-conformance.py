@@ -867,6 +867,7 @@ def check_remux(report, tool, path, f, tmp):
     compared = 0
     in_fragmented = fragmented(path)
     frag_durations = 0
+    debug_probes = {}  # unprobed_last_duration's ffprobe -v debug runs, one per file
     for a, b in zip(kept, tracks_out):
         pa, pb = theirs.get(a["index"], []), mine.get(b["index"], [])
         label = f"track {a.get('id')} ({a.get('codec_tag_string')})"
@@ -934,7 +935,7 @@ def check_remux(report, tool, path, f, tmp):
                     continue
             if fields == ["duration"] and i == len(pa) - 1:
                 unprobed = unprobed_last_duration(path, out_path, a, b, theirs[a["index"]][-1],
-                                                  mine[b["index"]][-1])
+                                                  mine[b["index"]][-1], debug_probes)
                 if unprobed:
                     notes.append(f"known difference: {label}: {unprobed}")
                     continue
@@ -1004,7 +1005,7 @@ def probe_end_and_starts(path):
             {i: (pos, bases.get(i)) for i, pos in firsts.items()})
 
 
-def unprobed_last_duration(path, out_path, a, b, last_in, last_out):
+def unprobed_last_duration(path, out_path, a, b, last_in, last_out, probed):
     """A note when the last packets of a track differ in duration only by FFmpeg's
     artefact of a stream its probe did not meet; else None.
 
@@ -1022,7 +1023,9 @@ def unprobed_last_duration(path, out_path, a, b, last_in, last_out):
     chunks starting together lowest rate first). Allowed only when the track's mdhd is
     the same in both files, its first packet lies past the probe's end in exactly one of
     them, and there the last duration is exactly the file's duration (microseconds,
-    rescaled to the time base as av_rescale_q rounds) minus the packet's dts."""
+    rescaled to the time base as av_rescale_q rounds) minus the packet's dts. `probed` keeps
+    each file's `ffprobe -v debug` for the next track of the same pair (a QuickTime file
+    with hint tracks has three such tracks)."""
     try:
         mdhds = []
         for p, s in ((path, a), (out_path, b)):
@@ -1030,10 +1033,15 @@ def unprobed_last_duration(path, out_path, a, b, last_in, last_out):
             trak = next(t for t in mp4box.top(boxes, b"moov").children
                         if t.kind == b"trak" and mp4box.track_id(data, t) == int(s["id"], 0))
             mdhds.append(mp4box.timescale_and_duration(data, trak.child(b"mdia").child(b"mdhd")))
-        probes = [probe_end_and_starts(path), probe_end_and_starts(out_path)]
+        if mdhds[0] != mdhds[1]:
+            return None
+        for p in (path, out_path):
+            if p not in probed:
+                probed[p] = probe_end_and_starts(p)
+        probes = [probed[path], probed[out_path]]
     except (ValueError, KeyError, TypeError, StopIteration, struct.error):
         return None
-    if mdhds[0] != mdhds[1] or None in probes:
+    if None in probes:
         return None
     past = [probe[2].get(s["index"], (0, None))[0] > probe[0] for probe, s in zip(probes, (a, b))]
     if past.count(True) != 1:
