@@ -69,10 +69,11 @@ remux (`remux IN OUT.mp4`, `.mov` when the input is QuickTime: brand `qt  ` or n
   Then both players decode OUT to as many video frames and audio samples as they decode of
   IN (first audio and first video stream; FFmpeg: every audio and video stream it has a
   decoder for): FFmpeg with `-f framecrc` (a line per frame; audio durations in samples),
-  GStreamer 1.22 with qtdemux ! decodebin ! fakesink (a buffer per frame; audio as S16 mono,
-  bytes / 2). Allowed, exactly: GStreamer 1.22 ends a stream early by up to its first
-  edit's media_time (fixed upstream) - OUT may lack at most that many frames/samples of
-  what IN gives (in OUT's first edit of that track, converted to frames or samples);
+  GStreamer 1.22 with qtdemux ! decodebin into a filesink (video as 8x8 GRAY8, 64 bytes a
+  frame; audio as S16 mono, bytes / 2). Allowed, exactly: GStreamer 1.22 ends a stream
+  early by up to its first edit's media_time (fixed upstream) - OUT may lack at most that
+  many frames/samples of what IN gives (in OUT's first edit of that track, converted to
+  frames or samples);
   FFmpeg applies an edit to PCM at packet ends (less than a packet apart, each file's own);
   GStreamer 1.22 drops B-frames presented past the end of a media without edits, which
   OUT's edit keeps, and plays an lpcm track held in several chunks whole. A
@@ -648,7 +649,10 @@ def ffmpeg_counts(path, streams):
         n[kind] += 1
         if s.get("codec_name") in (None, "unknown"):
             continue
-        opts = ["-c:a", "pcm_s16le"] if kind == "audio" else ["-c:v", "rawvideo", "-pix_fmt", "yuv420p"]
+        # Video frames are only counted: wrapped_avframe passes each decoded frame on as it
+        # is, where rawvideo with -pix_fmt yuv420p converted every one first (a GoPro's
+        # 4332 yuvj420p frames: 5.2 s of CPU, 2.6 s without the conversion).
+        opts = ["-c:a", "pcm_s16le"] if kind == "audio" else ["-c:v", "wrapped_avframe"]
         out = run("ffmpeg", "-nostdin", "-v", "error", "-i", path, "-map", f"0:{s['index']}", *opts,
                   "-f", "framecrc", "-")
         total = 0
@@ -660,6 +664,44 @@ def ffmpeg_counts(path, streams):
         if out.returncode != 0:
             messages.append(f"{kind} {key[1]}: exit {out.returncode}")
     return counts, messages
+
+
+def run_gst(pipeline, tmp, timeout=300, grace=5):
+    """gst-launch-1.0 with its output in files: (exit status, stdout, stderr). gst-launch-1.0
+    1.22 sometimes never exits after it has reported an error: on an init segment without
+    samples (sp_pkg_live_audio_init.mp4: "This file contains no playable streams", then
+    "pipeline doesn't want to preroll") 3 of 12 runs hung until killed; in CI's corpus run
+    of 466 s one did, until the 300 s timeout. Once an ERROR line is out the outcome is decided (gst_counts
+    raises on it), so gst-launch gets `grace` seconds to exit, then is killed (status
+    None). Without an ERROR line the timeout stands as subprocess.run's."""
+    names = [os.path.join(tmp, "gst-stdout.txt"), os.path.join(tmp, "gst-stderr.txt")]
+
+    def said():
+        texts = []
+        for name in names:
+            with open(name, "rb") as f:
+                texts.append(f.read())
+        return texts
+    with open(names[0], "wb") as stdout, open(names[1], "wb") as stderr:
+        process = subprocess.Popen(pipeline, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+        deadline, errored, status = time.monotonic() + timeout, None, None
+        while True:
+            try:
+                status = process.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.monotonic()
+            if errored is None and any(b"ERROR" in text for text in said()):
+                errored = now
+            if (errored is not None and now - errored > grace) or now > deadline:
+                process.kill()
+                process.wait()
+                if errored is None:
+                    raise subprocess.TimeoutExpired(pipeline, timeout)
+                break
+    stdout, stderr = (text.decode(errors="replace") for text in said())
+    return status, stdout, stderr
 
 
 def gst_counts(path, kinds):
@@ -677,17 +719,20 @@ def gst_counts(path, kinds):
         pipeline = ["gst-launch-1.0", "filesrc", "location=" + path, "!", "qtdemux", "name=d"]
         queue = ["queue", "max-size-buffers=0", "max-size-bytes=0", "max-size-time=0"]
         if "video" in kinds:
-            pipeline += ["d.video_0", "!", *queue, "!", "decodebin", "!", "videoconvert", "!", "videoscale", "!",
-                         "video/x-raw,format=GRAY8,width=8,height=8,pixel-aspect-ratio=1/1", "!",
+            # Scaled first, then converted: videoconvert to GRAY8 at full size cost more
+            # than the decode (imu_gopro_hero8_gpmd_reencoded.mp4: 7.8 s of CPU, 3.4 s for
+            # the decode alone); the same 64 bytes a frame either way.
+            pipeline += ["d.video_0", "!", *queue, "!", "decodebin", "!", "videoscale", "!",
+                         "video/x-raw,width=8,height=8,pixel-aspect-ratio=1/1", "!", "videoconvert", "!",
+                         "video/x-raw,format=GRAY8,width=8,height=8", "!",
                          "filesink", "location=" + sinks["video"], "sync=false"]
         if "audio" in kinds:
             pipeline += ["d.audio_0", "!", *queue, "!", "decodebin", "!", "audioconvert", "!",
                          "audio/x-raw,format=S16LE,channels=1", "!", "filesink", "location=" + sinks["audio"],
                          "sync=false"]
-        out = run(*pipeline, timeout=300)
-        text = out.stdout.decode(errors="replace")
-        err = out.stderr.decode(errors="replace") + text
-        if out.returncode != 0 or "ERROR" in err:
+        returncode, text, err = run_gst(pipeline, tmp)
+        err += text
+        if returncode != 0 or "ERROR" in err:
             line = next((l for l in err.splitlines() if "ERROR" in l or "missing" in l.lower()), err.strip()[-200:])
             raise RuntimeError(line.strip()[:240])
         counts = {}
@@ -822,6 +867,7 @@ def check_remux(report, tool, path, f, tmp):
     compared = 0
     in_fragmented = fragmented(path)
     frag_durations = 0
+    debug_probes = {}  # unprobed_last_duration's ffprobe -v debug runs, one per file
     for a, b in zip(kept, tracks_out):
         pa, pb = theirs.get(a["index"], []), mine.get(b["index"], [])
         label = f"track {a.get('id')} ({a.get('codec_tag_string')})"
@@ -889,7 +935,7 @@ def check_remux(report, tool, path, f, tmp):
                     continue
             if fields == ["duration"] and i == len(pa) - 1:
                 unprobed = unprobed_last_duration(path, out_path, a, b, theirs[a["index"]][-1],
-                                                  mine[b["index"]][-1])
+                                                  mine[b["index"]][-1], debug_probes)
                 if unprobed:
                     notes.append(f"known difference: {label}: {unprobed}")
                     continue
@@ -959,7 +1005,7 @@ def probe_end_and_starts(path):
             {i: (pos, bases.get(i)) for i, pos in firsts.items()})
 
 
-def unprobed_last_duration(path, out_path, a, b, last_in, last_out):
+def unprobed_last_duration(path, out_path, a, b, last_in, last_out, probed):
     """A note when the last packets of a track differ in duration only by FFmpeg's
     artefact of a stream its probe did not meet; else None.
 
@@ -977,7 +1023,9 @@ def unprobed_last_duration(path, out_path, a, b, last_in, last_out):
     chunks starting together lowest rate first). Allowed only when the track's mdhd is
     the same in both files, its first packet lies past the probe's end in exactly one of
     them, and there the last duration is exactly the file's duration (microseconds,
-    rescaled to the time base as av_rescale_q rounds) minus the packet's dts."""
+    rescaled to the time base as av_rescale_q rounds) minus the packet's dts. `probed` keeps
+    each file's `ffprobe -v debug` for the next track of the same pair (a QuickTime file
+    with hint tracks has three such tracks)."""
     try:
         mdhds = []
         for p, s in ((path, a), (out_path, b)):
@@ -985,10 +1033,15 @@ def unprobed_last_duration(path, out_path, a, b, last_in, last_out):
             trak = next(t for t in mp4box.top(boxes, b"moov").children
                         if t.kind == b"trak" and mp4box.track_id(data, t) == int(s["id"], 0))
             mdhds.append(mp4box.timescale_and_duration(data, trak.child(b"mdia").child(b"mdhd")))
-        probes = [probe_end_and_starts(path), probe_end_and_starts(out_path)]
+        if mdhds[0] != mdhds[1]:
+            return None
+        for p in (path, out_path):
+            if p not in probed:
+                probed[p] = probe_end_and_starts(p)
+        probes = [probed[path], probed[out_path]]
     except (ValueError, KeyError, TypeError, StopIteration, struct.error):
         return None
-    if mdhds[0] != mdhds[1] or None in probes:
+    if None in probes:
         return None
     past = [probe[2].get(s["index"], (0, None))[0] > probe[0] for probe, s in zip(probes, (a, b))]
     if past.count(True) != 1:
@@ -1191,9 +1244,10 @@ def decode_checks(report, path, out_path, f, in_streams, out_streams):
         a = gst_counts(path, kinds)
     except (RuntimeError, subprocess.TimeoutExpired) as error:
         # A decoder GStreamer lacks here (AV1, DTS:X, IAMF, AC-4...): the input itself does
-        # not play in it; retry with the stream it can play, else skip.
+        # not play in it; retry with the stream it can play, else skip. With one kind the
+        # retry would be the same pipeline again: skipped at once.
         a, why = None, str(error)
-        for kind in sorted(kinds):
+        for kind in sorted(kinds) if len(kinds) > 1 else []:
             try:
                 a = gst_counts(path, {kind})
                 kinds = {kind}
