@@ -118,9 +118,10 @@ public enum TagFile {
             } catch let error as ISOBMFFError {
                 throw RemuxError(.invalidArgument, "\(name): \(error.message)")
             }
-            // Past every track's ID, and at mvhd's next_track_ID when that is further (all ones
-            // there means "search").
-            let last = movie.tracks.map(\.trackID).max() ?? 0
+            // Past every track's ID and every trex's (a chapter track dropped before keeps its
+            // trex for its trafs, which must not become the new track's), and at mvhd's
+            // next_track_ID when that is further (all ones there means "search").
+            let last = (movie.tracks.map(\.trackID) + movie.trackExtends.map(\.trackID)).max() ?? 0
             guard last < UInt32.max - 1 else {
                 throw RemuxError(.unsupportedInput, "\(name): no track ID is left for a chapter track")
             }

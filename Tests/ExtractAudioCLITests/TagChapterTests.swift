@@ -236,4 +236,44 @@ final class TagChapterTests: XCTestCase {
         XCTAssertEqual(format["title"], "Bare")
         XCTAssertNil(format["artist"], "\(format)")
     }
+
+    /// A fragmented file whose chapter track has its samples in fragments: changing or
+    /// removing the chapters drops that track's `trak` but its `traf`s stay in the `moof`s,
+    /// so its `trex` must stay too — FFmpeg refuses a `traf` without one ("could not find
+    /// corresponding trex") and then the whole file; with it, FFmpeg skips the `traf`.
+    func testChangingChaptersInAFragmentedFileKeepsItReadable() throws {
+        let list = directory.write("list.txt", Array("00:00:00.000 A\n00:00:01.000 B\n".utf8))
+        let fragmented = directory.file("frag.mp4")
+        let made = try runCLI(["remux", "--fragment", "1", "--chapters-from", list, fixture("aac-h264-faststart.mp4"),
+                               fragmented])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        XCTAssertEqual(try ffprobeChapters(fragmented), ["0.000,A", "1.000,B"])
+        let before = try packets(fragmented)
+        XCTAssertFalse(before.isEmpty)
+        XCTAssertFalse(before.contains { $0.hasPrefix("ffprobe failed") }, "\(before)")
+        let changed = directory.write("changed.mp4", readFile(fragmented))
+        let l2 = directory.write("l2.txt", Array("00:00:00.000 New one\n00:00:00.500 New two\n".utf8))
+        let run = try runCLI(["tag", "--chapters-from", l2, changed])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let opened = try runTool("ffprobe", ["-v", "error", "-show_chapters", "-of", "json", changed])
+        XCTAssertEqual(opened.status, 0, "ffprobe cannot open the file: \(opened.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(opened.stdout.utf8)) as? [String: Any]
+        let titles = (object?["chapters"] as? [[String: Any]] ?? []).map {
+            (($0["tags"] as? [String: String])?["title"] ?? "") + "@" + ($0["start_time"] as? String ?? "")
+        }
+        XCTAssertEqual(titles, ["New one@0.000000", "New two@0.500000"])
+        XCTAssertEqual(try packets(changed), before, "packets")
+        let removed = directory.write("removed.mp4", readFile(fragmented))
+        let remove = try runCLI(["tag", "--remove-chapters", removed])
+        XCTAssertEqual(remove.status, 0, remove.stderr)
+        let bare = try runTool("ffprobe", ["-v", "error", "-show_chapters", "-of", "json", removed])
+        XCTAssertEqual(bare.status, 0, "ffprobe cannot open the file: \(bare.stderr)")
+        XCTAssertFalse(bare.stdout.contains("start_time"), bare.stdout)
+        XCTAssertEqual(try packets(removed), before, "packets")
+        // Chapters again: a new track, whose ID is not the old one's (its trafs are still there).
+        let again = try runCLI(["tag", "--chapters-from", l2, removed])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertEqual(try runTool("ffprobe", ["-v", "error", "-show_chapters", removed]).status, 0)
+        XCTAssertEqual(try packets(removed), before, "packets")
+    }
 }

@@ -244,8 +244,8 @@ public struct ChapterTrack: Sendable, Equatable {
         return MediaDataHeader.bytes(payloadSize: UInt64(data.count)) + data
     }
 
-    /// `moov` with the tracks whose IDs are in `removed` dropped (their `tref` entries and
-    /// `trex` with them), and, when `track` is given, that chapter track added as track
+    /// `moov` with the tracks whose IDs are in `removed` dropped (their `tref` entries with
+    /// them; their `trex` stays, for their `traf`s in the fragments), and, when `track` is given, that chapter track added as track
     /// `trackID` at the end of `moov`, named in every other track's `tref/chap`, with a
     /// `trex` when the movie is fragmented and `mvhd`'s next_track_ID moved past it.
     ///
@@ -285,11 +285,11 @@ public struct ChapterTrack: Sendable, Equatable {
                 case "mvex":
                     try box.box("mvex") { mvex in
                         var grandchildren = body
-                        while let (entry, entryBody) = try grandchildren.readBox(depth: 3) {
-                            if entry.type == "trex", var fields = Optional(entryBody),
-                               (try? fields.readVersionAndFlags()) != nil, let id = try? fields.readUInt32(),
-                               removed.contains(id) { continue }
-                            mvex.write(bytes: grandchildren.bytes(of: entry))
+                        // A removed track keeps its trex: its trafs stay in the moofs, and
+                        // FFmpeg refuses a traf without a trex (and then the whole file), where
+                        // it skips one whose track has no trak.
+                        while let (entry, _) = try grandchildren.readBox(depth: 3) {
+                            mvex.write(bytes: grandchildren.bytesWithSize(of: entry))
                         }
                         if track != nil {
                             mvex.fullBox("trex", version: 0, flags: 0) { trex in
@@ -300,7 +300,8 @@ public struct ChapterTrack: Sendable, Equatable {
                         }
                     }
                 default:
-                    box.write(bytes: children.bytes(of: child))
+                    // With its size: the new trak goes after it.
+                    box.write(bytes: children.bytesWithSize(of: child))
                 }
             }
             if let added {
@@ -383,7 +384,8 @@ public struct ChapterTrack: Sendable, Equatable {
                     wroteReferences = true
                     continue
                 }
-                trak.write(bytes: children.bytes(of: child))
+                // With its size: a tref may go after it.
+                trak.write(bytes: children.bytesWithSize(of: child))
                 if child.type == "tkhd" && !wroteReferences {
                     // A tref of its own later in the trak is merged there; else it goes here.
                     var rest = children
