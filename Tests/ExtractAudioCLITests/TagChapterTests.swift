@@ -276,4 +276,41 @@ final class TagChapterTests: XCTestCase {
         XCTAssertEqual(try runTool("ffprobe", ["-v", "error", "-show_chapters", removed]).status, 0)
         XCTAssertEqual(try packets(removed), before, "packets")
     }
+
+    /// Chapter images (a JPEG video track Auphonic and Hindenburg name in tref/chap beside
+    /// the text track) stay chapter images when the chapters change: the new text track is
+    /// named first in tref/chap and the image track's ID kept, else FFmpeg shows the images
+    /// as an ordinary video stream (attached_pic 0).
+    func testChapterImagesStayNamedWhenTheChaptersChange() throws {
+        let corpus = ProcessInfo.processInfo.environment["MP4_CORPUS"] ?? "/work/shared/corpus"
+        for name in ["ap_auphonic_chapters_images_urls.m4a", "ap_hindenburg_chapters.m4a"] {
+            let source = corpus + "/" + name
+            guard FileManager.default.fileExists(atPath: source) else {
+                throw XCTSkip("the corpus (\(corpus)) is missing \(name)")
+            }
+            let path = directory.write(name, readFile(source))
+            func videoStreams(_ path: String) throws -> [String] {
+                let run = try runTool("ffprobe", ["-v", "error", "-show_entries",
+                                                  "stream=codec_name,codec_type:stream_disposition=attached_pic",
+                                                  "-of", "csv=p=0", path])
+                XCTAssertEqual(run.status, 0, run.stderr)
+                return run.stdout.split(separator: "\n").map(String.init).filter { $0.contains(",video") }
+            }
+            let images = try videoStreams(path)
+            XCTAssertTrue(images.contains("mjpeg,video,1"), "\(name): \(images)")
+            let before = try packets(path)
+            let list = directory.write(name + ".txt", Array("00:00:00.000 New one\n00:00:01.000 New two\n".utf8))
+            // remux (MovieWriter.addChapters) too.
+            let remuxed = directory.file("remuxed-" + name)
+            let remux = try runCLI(["remux", "--chapters-from", list, path, remuxed])
+            XCTAssertEqual(remux.status, 0, remux.stderr)
+            XCTAssertEqual(try videoStreams(remuxed), images, "remux \(name)")
+            XCTAssertEqual(try ffprobeChapters(remuxed), ["0.000,New one", "1.000,New two"], name)
+            let run = try runCLI(["tag", "--chapters-from", list, path])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertEqual(try videoStreams(path), images, name)
+            XCTAssertEqual(try ffprobeChapters(path), ["0.000,New one", "1.000,New two"], name)
+            XCTAssertEqual(try packets(path), before, name)
+        }
+    }
 }

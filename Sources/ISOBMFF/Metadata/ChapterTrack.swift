@@ -267,6 +267,7 @@ public struct ChapterTrack: Sendable, Equatable {
             try $0.trackBox(trackID: trackID, movieTimescale: movieTimescaleOf(moov), chunkOffset: chunkOffset,
                             largeOffsets: largeOffsets)
         }
+        let chapterTracks = try chapterTrackIDs(in: payload)
         var children = payload
         var w = BoxWriter(capacity: moov.count + (added?.count ?? 0) + 64)
         var position: Int?
@@ -279,8 +280,12 @@ public struct ChapterTrack: Sendable, Equatable {
                     parsed.nextTrackID = max(parsed.nextTrackID, trackID &+ 1)  // trackID < UInt32.max (caller).
                     parsed.write(to: &box)
                 case "trak":
-                    if !removed.contains(try Self.trackID(of: body)) {
-                        box.write(bytes: try trackBox(body, removing: removed, naming: track == nil ? nil : trackID))
+                    let id = try Self.trackID(of: body)
+                    if !removed.contains(id) {
+                        // A chapter track (chapter images) names none: FFmpeg takes the last
+                        // tref/chap it reads, so one there would hide the others'.
+                        let naming = track == nil || chapterTracks.contains(id) ? nil : trackID
+                        box.write(bytes: try trackBox(body, removing: removed, naming: naming))
                     }
                 case "mvex":
                     try box.box("mvex") { mvex in
@@ -335,6 +340,29 @@ public struct ChapterTrack: Sendable, Equatable {
         throw ISOBMFFError(.missingBox, "moov has no mvhd with a timescale", path: "moov", offset: 0)
     }
 
+    /// The IDs any `trak` in `moov`'s payload names in its `tref/chap` but its own.
+    static func chapterTrackIDs(in moov: ByteReader) throws -> Set<UInt32> {
+        var ids = Set<UInt32>()
+        var children = moov
+        while let (child, body) = try children.readBox(depth: 2) {
+            guard child.type == "trak" else { continue }
+            let own = try trackID(of: body)
+            var boxes = body
+            while let (box, boxBody) = try boxes.readBox(depth: 3) {
+                guard box.type == "tref" else { continue }
+                var entries = boxBody
+                while let (entry, entryBody) = try? entries.readBox(depth: 4) {
+                    guard entry.type == "chap" else { continue }
+                    var list = entryBody
+                    while let id = try? list.readUInt32() {
+                        if id != own { ids.insert(id) }
+                    }
+                }
+            }
+        }
+        return ids
+    }
+
     /// The track ID in a `trak`'s `tkhd`.
     static func trackID(of trak: ByteReader) throws -> UInt32 {
         var children = trak
@@ -346,8 +374,9 @@ public struct ChapterTrack: Sendable, Equatable {
         throw ISOBMFFError(.missingBox, "a trak has no tkhd first", path: "moov/trak", offset: trak.fileOffset)
     }
 
-    /// A `trak` (its payload in `body`) with the `tref` entries naming `removed` tracks
-    /// dropped and, when `chapters` is given, its `tref/chap` naming only that track.
+    /// A `trak` (its payload in `body`) with the `tref` IDs naming `removed` tracks dropped
+    /// and, when `chapters` is given, that track named first in its `tref/chap` (the other
+    /// IDs there, such as a chapter-image track's, kept after it).
     /// Every other box is kept byte for byte.
     static func trackBox(_ body: ByteReader, removing removed: Set<UInt32>, naming chapters: UInt32?) throws -> [UInt8] {
         var children = body
@@ -355,19 +384,25 @@ public struct ChapterTrack: Sendable, Equatable {
         var wroteReferences = false
         func references(_ tref: ByteReader?, into trak: inout BoxWriter) {
             var kept: [(FourCC, [UInt32])] = []
+            var namedChapters = false
             if var entries = tref {
                 while let (entry, entryBody) = try? entries.readBox(depth: 4) {
-                    if entry.type == "chap" && chapters != nil { continue }
                     var ids = entryBody
                     var list: [UInt32] = []
                     while let id = try? ids.readUInt32() {
-                        if !removed.contains(id) { list.append(id) }
+                        if !removed.contains(id) && id != chapters { list.append(id) }
                     }
-                    // The ids not removed are kept; an entry left empty goes.
+                    // The new chapter track first in the first chap entry, then the ids not
+                    // removed (chapter images, a video track of JPEGs, stay named); an entry
+                    // left empty goes.
+                    if entry.type == "chap", !namedChapters, let chapters {
+                        list.insert(chapters, at: 0)
+                        namedChapters = true
+                    }
                     if !list.isEmpty { kept.append((entry.type, list)) }
                 }
             }
-            if let chapters { kept.append(("chap", [chapters])) }
+            if let chapters, !namedChapters { kept.append(("chap", [chapters])) }
             guard !kept.isEmpty else { return }
             trak.box("tref") { tref in
                 for (type, ids) in kept {
