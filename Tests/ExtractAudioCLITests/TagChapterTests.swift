@@ -313,4 +313,44 @@ final class TagChapterTests: XCTestCase {
             XCTAssertEqual(try packets(path), before, name)
         }
     }
+
+    /// A trak with two tref boxes (the second one was dropped whole): both stay, less only
+    /// the removed IDs. No reader we have shows a tref's hint or sync entry, so their bytes
+    /// are looked for in the file; ffprobe must still open it and read the new chapters.
+    func testASecondTrefIsKept() throws {
+        var bytes = readFile(fixture("aac-h264-moov-end.mp4"))  // moov last: no chunk offset moves
+        func be32(_ at: Int) -> Int { bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+        func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {
+            let size = UInt32(8 + payload.count)
+            return [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: size >> $0) } + Array(type.utf8) + payload
+        }
+        func child(_ type: String, from start: Int) throws -> Int {
+            var at = start
+            while at + 8 <= bytes.count {
+                if String(decoding: bytes[(at + 4)..<(at + 8)], as: UTF8.self) == type { return at }
+                at += try XCTUnwrap(be32(at) >= 8 ? be32(at) : nil)
+            }
+            return try XCTUnwrap(Int?.none, "the fixture has no \(type)")
+        }
+        let moov = try child("moov", from: 0)
+        let trak = try child("trak", from: moov + 8)
+        let tkhd = trak + 8
+        let inserted = box("tref", box("hint", [0, 0, 0, 1])) + box("tref", box("sync", [0, 0, 0, 2]))
+        bytes.insert(contentsOf: inserted, at: tkhd + be32(tkhd))
+        for at in [moov, trak] {
+            let size = UInt32(be32(at) + inserted.count)
+            bytes.replaceSubrange(at..<(at + 4), with: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: size >> $0) })
+        }
+        let path = directory.write("two-tref.mp4", bytes)
+        XCTAssertEqual(try runTool("ffprobe", ["-v", "error", path]).status, 0)
+        let list = directory.write("two-tref.txt", Array("00:00:00.000 A\n00:00:01.000 B\n".utf8))
+        let run = try runCLI(["tag", "--chapters-from", list, path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(try ffprobeChapters(path), ["0.000,A", "1.000,B"])
+        let written = readFile(path)
+        for entry in [box("hint", [0, 0, 0, 1]), box("sync", [0, 0, 0, 2])] {
+            XCTAssertTrue((0...(written.count - entry.count)).contains { Array(written[$0..<($0 + entry.count)]) == entry },
+                          "\(String(decoding: entry[4..<8], as: UTF8.self)) entry kept")
+        }
+    }
 }

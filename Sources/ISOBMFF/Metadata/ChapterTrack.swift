@@ -382,32 +382,44 @@ public struct ChapterTrack: Sendable, Equatable {
         var children = body
         var w = BoxWriter()
         var wroteReferences = false
-        func references(_ tref: ByteReader?, into trak: inout BoxWriter) {
+        // Each tref (a second one too) keeps its entries, less the removed IDs; bytes past a
+        // damaged entry are kept as they are. The new chapter track is named first in every
+        // chap entry, and in a chap entry of its own in the first tref when it has none.
+        func references(_ tref: ByteReader?, first: Bool, into trak: inout BoxWriter) {
             var kept: [(FourCC, [UInt32])] = []
+            var damaged: [UInt8] = []
             var namedChapters = false
             if var entries = tref {
-                while let (entry, entryBody) = try? entries.readBox(depth: 4) {
+                while true {
+                    var next = entries
+                    let read: (header: BoxHeader, payload: ByteReader)?
+                    do { read = try next.readBox(depth: 4) } catch {
+                        damaged = entries.readRemainingBytes()
+                        break
+                    }
+                    guard let (entry, entryBody) = read else { break }
+                    entries = next
                     var ids = entryBody
                     var list: [UInt32] = []
                     while let id = try? ids.readUInt32() {
                         if !removed.contains(id) && id != chapters { list.append(id) }
                     }
-                    // The new chapter track first in the first chap entry, then the ids not
-                    // removed (chapter images, a video track of JPEGs, stay named); an entry
-                    // left empty goes.
-                    if entry.type == "chap", !namedChapters, let chapters {
+                    // The new chapter track first, then the ids not removed (chapter images, a
+                    // video track of JPEGs, stay named); an entry left empty goes.
+                    if entry.type == "chap", let chapters {
                         list.insert(chapters, at: 0)
                         namedChapters = true
                     }
                     if !list.isEmpty { kept.append((entry.type, list)) }
                 }
             }
-            if let chapters, !namedChapters { kept.append(("chap", [chapters])) }
-            guard !kept.isEmpty else { return }
+            if first, let chapters, !namedChapters { kept.append(("chap", [chapters])) }
+            guard !kept.isEmpty || !damaged.isEmpty else { return }
             trak.box("tref") { tref in
                 for (type, ids) in kept {
                     tref.box(type) { for id in ids { $0.write(id) } }
                 }
+                tref.write(bytes: damaged)
             }
         }
         // The moov was read whole before (Movie): a child that does not parse now is an error,
@@ -415,7 +427,7 @@ public struct ChapterTrack: Sendable, Equatable {
         try w.box("trak") { trak in
             while let (child, childBody) = try children.readBox(depth: 3) {
                 if child.type == "tref" {
-                    if !wroteReferences { references(childBody, into: &trak) }
+                    references(childBody, first: !wroteReferences, into: &trak)
                     wroteReferences = true
                     continue
                 }
@@ -429,7 +441,7 @@ public struct ChapterTrack: Sendable, Equatable {
                         hasReferences = later.type == "tref"
                     }
                     if !hasReferences {
-                        references(nil, into: &trak)
+                        references(nil, first: true, into: &trak)
                         wroteReferences = true
                     }
                 }
