@@ -71,8 +71,8 @@ public enum TagFile {
     /// ``edit(_:dryRun:_:)`` does.
     ///
     /// Chapters are written in both forms: a QuickTime chapter track (ISOBMFF's
-    /// `ChapterTrack`, which FFmpeg, QuickTime and GStreamer read), replacing any the file
-    /// has, and Nero's `udta/chpl` (which mutagen reads) for at most 255 chapters; past that,
+    /// `ChapterTrack`, which FFmpeg and QuickTime read; GStreamer only plays the file),
+    /// replacing any the file has, and Nero's `udta/chpl` (which mutagen reads) for at most 255 chapters; past that,
     /// the chapter track only, with a warning in ``TagWriteResult/warnings``. Starts are
     /// rounded to milliseconds. More than `Limits.maximumChapterCount` chapters, or one that
     /// starts after the movie's end, is refused with `.invalidArgument`.

@@ -246,7 +246,8 @@ public struct ChapterTrack: Sendable, Equatable {
 
     /// `moov` with the tracks whose IDs are in `removed` dropped (their `tref` entries with
     /// them; their `trex` stays, for their `traf`s in the fragments), and, when `track` is given, that chapter track added as track
-    /// `trackID` at the end of `moov`, named in every other track's `tref/chap`, with a
+    /// `trackID` at the end of `moov`, named first in every other track's `tref/chap` (but
+    /// the chapter tracks', such as chapter images', which name none), with a
     /// `trex` when the movie is fragmented and `mvhd`'s next_track_ID moved past it.
     ///
     /// At the end, after `udta`: FFmpeg (`mov_read_custom`, 5.1) gives an `iTunSMPB` item's
