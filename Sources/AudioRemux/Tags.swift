@@ -71,8 +71,8 @@ public enum TagFile {
     /// ``edit(_:dryRun:_:)`` does.
     ///
     /// Chapters are written in both forms: a QuickTime chapter track (ISOBMFF's
-    /// `ChapterTrack`, which FFmpeg, QuickTime and GStreamer read), replacing any the file
-    /// has, and Nero's `udta/chpl` (which mutagen reads) for at most 255 chapters; past that,
+    /// `ChapterTrack`, which FFmpeg and QuickTime read; GStreamer only plays the file),
+    /// replacing any the file has, and Nero's `udta/chpl` (which mutagen reads) for at most 255 chapters; past that,
     /// the chapter track only, with a warning in ``TagWriteResult/warnings``. Starts are
     /// rounded to milliseconds. More than `Limits.maximumChapterCount` chapters, or one that
     /// starts after the movie's end, is refused with `.invalidArgument`.
@@ -118,9 +118,10 @@ public enum TagFile {
             } catch let error as ISOBMFFError {
                 throw RemuxError(.invalidArgument, "\(name): \(error.message)")
             }
-            // Past every track's ID, and at mvhd's next_track_ID when that is further (all ones
-            // there means "search").
-            let last = movie.tracks.map(\.trackID).max() ?? 0
+            // Past every track's ID and every trex's (a chapter track dropped before keeps its
+            // trex for its trafs, which must not become the new track's), and at mvhd's
+            // next_track_ID when that is further (all ones there means "search").
+            let last = (movie.tracks.map(\.trackID) + movie.trackExtends.map(\.trackID)).max() ?? 0
             guard last < UInt32.max - 1 else {
                 throw RemuxError(.unsupportedInput, "\(name): no track ID is left for a chapter track")
             }

@@ -236,4 +236,121 @@ final class TagChapterTests: XCTestCase {
         XCTAssertEqual(format["title"], "Bare")
         XCTAssertNil(format["artist"], "\(format)")
     }
+
+    /// A fragmented file whose chapter track has its samples in fragments: changing or
+    /// removing the chapters drops that track's `trak` but its `traf`s stay in the `moof`s,
+    /// so its `trex` must stay too — FFmpeg refuses a `traf` without one ("could not find
+    /// corresponding trex") and then the whole file; with it, FFmpeg skips the `traf`.
+    func testChangingChaptersInAFragmentedFileKeepsItReadable() throws {
+        let list = directory.write("list.txt", Array("00:00:00.000 A\n00:00:01.000 B\n".utf8))
+        let fragmented = directory.file("frag.mp4")
+        let made = try runCLI(["remux", "--fragment", "1", "--chapters-from", list, fixture("aac-h264-faststart.mp4"),
+                               fragmented])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        XCTAssertEqual(try ffprobeChapters(fragmented), ["0.000,A", "1.000,B"])
+        let before = try packets(fragmented)
+        XCTAssertFalse(before.isEmpty)
+        XCTAssertFalse(before.contains { $0.hasPrefix("ffprobe failed") }, "\(before)")
+        let changed = directory.write("changed.mp4", readFile(fragmented))
+        let l2 = directory.write("l2.txt", Array("00:00:00.000 New one\n00:00:00.500 New two\n".utf8))
+        let run = try runCLI(["tag", "--chapters-from", l2, changed])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let opened = try runTool("ffprobe", ["-v", "error", "-show_chapters", "-of", "json", changed])
+        XCTAssertEqual(opened.status, 0, "ffprobe cannot open the file: \(opened.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(opened.stdout.utf8)) as? [String: Any]
+        let titles = (object?["chapters"] as? [[String: Any]] ?? []).map {
+            (($0["tags"] as? [String: String])?["title"] ?? "") + "@" + ($0["start_time"] as? String ?? "")
+        }
+        XCTAssertEqual(titles, ["New one@0.000000", "New two@0.500000"])
+        XCTAssertEqual(try packets(changed), before, "packets")
+        let removed = directory.write("removed.mp4", readFile(fragmented))
+        let remove = try runCLI(["tag", "--remove-chapters", removed])
+        XCTAssertEqual(remove.status, 0, remove.stderr)
+        let bare = try runTool("ffprobe", ["-v", "error", "-show_chapters", "-of", "json", removed])
+        XCTAssertEqual(bare.status, 0, "ffprobe cannot open the file: \(bare.stderr)")
+        XCTAssertFalse(bare.stdout.contains("start_time"), bare.stdout)
+        XCTAssertEqual(try packets(removed), before, "packets")
+        // Chapters again: a new track, whose ID is not the old one's (its trafs are still there).
+        let again = try runCLI(["tag", "--chapters-from", l2, removed])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertEqual(try runTool("ffprobe", ["-v", "error", "-show_chapters", removed]).status, 0)
+        XCTAssertEqual(try packets(removed), before, "packets")
+    }
+
+    /// Chapter images (a JPEG video track Auphonic and Hindenburg name in tref/chap beside
+    /// the text track) stay chapter images when the chapters change: the new text track is
+    /// named first in tref/chap and the image track's ID kept, else FFmpeg shows the images
+    /// as an ordinary video stream (attached_pic 0).
+    func testChapterImagesStayNamedWhenTheChaptersChange() throws {
+        let corpus = ProcessInfo.processInfo.environment["MP4_CORPUS"] ?? "/work/shared/corpus"
+        for name in ["ap_auphonic_chapters_images_urls.m4a", "ap_hindenburg_chapters.m4a"] {
+            let source = corpus + "/" + name
+            guard FileManager.default.fileExists(atPath: source) else {
+                throw XCTSkip("the corpus (\(corpus)) is missing \(name)")
+            }
+            let path = directory.write(name, readFile(source))
+            func videoStreams(_ path: String) throws -> [String] {
+                let run = try runTool("ffprobe", ["-v", "error", "-show_entries",
+                                                  "stream=codec_name,codec_type:stream_disposition=attached_pic",
+                                                  "-of", "csv=p=0", path])
+                XCTAssertEqual(run.status, 0, run.stderr)
+                return run.stdout.split(separator: "\n").map(String.init).filter { $0.contains(",video") }
+            }
+            let images = try videoStreams(path)
+            XCTAssertTrue(images.contains("mjpeg,video,1"), "\(name): \(images)")
+            let before = try packets(path)
+            let list = directory.write(name + ".txt", Array("00:00:00.000 New one\n00:00:01.000 New two\n".utf8))
+            // remux (MovieWriter.addChapters) too.
+            let remuxed = directory.file("remuxed-" + name)
+            let remux = try runCLI(["remux", "--chapters-from", list, path, remuxed])
+            XCTAssertEqual(remux.status, 0, remux.stderr)
+            XCTAssertEqual(try videoStreams(remuxed), images, "remux \(name)")
+            XCTAssertEqual(try ffprobeChapters(remuxed), ["0.000,New one", "1.000,New two"], name)
+            let run = try runCLI(["tag", "--chapters-from", list, path])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertEqual(try videoStreams(path), images, name)
+            XCTAssertEqual(try ffprobeChapters(path), ["0.000,New one", "1.000,New two"], name)
+            XCTAssertEqual(try packets(path), before, name)
+        }
+    }
+
+    /// A trak with two tref boxes (the second one was dropped whole): both stay, less only
+    /// the removed IDs. No reader we have shows a tref's hint or sync entry, so their bytes
+    /// are looked for in the file; ffprobe must still open it and read the new chapters.
+    func testASecondTrefIsKept() throws {
+        var bytes = readFile(fixture("aac-h264-moov-end.mp4"))  // moov last: no chunk offset moves
+        func be32(_ at: Int) -> Int { bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+        func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {
+            let size = UInt32(8 + payload.count)
+            return [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: size >> $0) } + Array(type.utf8) + payload
+        }
+        func child(_ type: String, from start: Int) throws -> Int {
+            var at = start
+            while at + 8 <= bytes.count {
+                if String(decoding: bytes[(at + 4)..<(at + 8)], as: UTF8.self) == type { return at }
+                at += try XCTUnwrap(be32(at) >= 8 ? be32(at) : nil)
+            }
+            return try XCTUnwrap(Int?.none, "the fixture has no \(type)")
+        }
+        let moov = try child("moov", from: 0)
+        let trak = try child("trak", from: moov + 8)
+        let tkhd = trak + 8
+        let inserted = box("tref", box("hint", [0, 0, 0, 1])) + box("tref", box("sync", [0, 0, 0, 2]))
+        bytes.insert(contentsOf: inserted, at: tkhd + be32(tkhd))
+        for at in [moov, trak] {
+            let size = UInt32(be32(at) + inserted.count)
+            bytes.replaceSubrange(at..<(at + 4), with: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: size >> $0) })
+        }
+        let path = directory.write("two-tref.mp4", bytes)
+        XCTAssertEqual(try runTool("ffprobe", ["-v", "error", path]).status, 0)
+        let list = directory.write("two-tref.txt", Array("00:00:00.000 A\n00:00:01.000 B\n".utf8))
+        let run = try runCLI(["tag", "--chapters-from", list, path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(try ffprobeChapters(path), ["0.000,A", "1.000,B"])
+        let written = readFile(path)
+        for entry in [box("hint", [0, 0, 0, 1]), box("sync", [0, 0, 0, 2])] {
+            XCTAssertTrue((0...(written.count - entry.count)).contains { Array(written[$0..<($0 + entry.count)]) == entry },
+                          "\(String(decoding: entry[4..<8], as: UTF8.self)) entry kept")
+        }
+    }
 }

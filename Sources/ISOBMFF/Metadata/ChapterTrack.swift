@@ -244,9 +244,10 @@ public struct ChapterTrack: Sendable, Equatable {
         return MediaDataHeader.bytes(payloadSize: UInt64(data.count)) + data
     }
 
-    /// `moov` with the tracks whose IDs are in `removed` dropped (their `tref` entries and
-    /// `trex` with them), and, when `track` is given, that chapter track added as track
-    /// `trackID` at the end of `moov`, named in every other track's `tref/chap`, with a
+    /// `moov` with the tracks whose IDs are in `removed` dropped (their `tref` entries with
+    /// them; their `trex` stays, for their `traf`s in the fragments), and, when `track` is given, that chapter track added as track
+    /// `trackID` at the end of `moov`, named first in every other track's `tref/chap` (but
+    /// the chapter tracks', such as chapter images', which name none), with a
     /// `trex` when the movie is fragmented and `mvhd`'s next_track_ID moved past it.
     ///
     /// At the end, after `udta`: FFmpeg (`mov_read_custom`, 5.1) gives an `iTunSMPB` item's
@@ -267,6 +268,7 @@ public struct ChapterTrack: Sendable, Equatable {
             try $0.trackBox(trackID: trackID, movieTimescale: movieTimescaleOf(moov), chunkOffset: chunkOffset,
                             largeOffsets: largeOffsets)
         }
+        let chapterTracks = try chapterTrackIDs(in: payload)
         var children = payload
         var w = BoxWriter(capacity: moov.count + (added?.count ?? 0) + 64)
         var position: Int?
@@ -279,17 +281,21 @@ public struct ChapterTrack: Sendable, Equatable {
                     parsed.nextTrackID = max(parsed.nextTrackID, trackID &+ 1)  // trackID < UInt32.max (caller).
                     parsed.write(to: &box)
                 case "trak":
-                    if !removed.contains(try Self.trackID(of: body)) {
-                        box.write(bytes: try trackBox(body, removing: removed, naming: track == nil ? nil : trackID))
+                    let id = try Self.trackID(of: body)
+                    if !removed.contains(id) {
+                        // A chapter track (chapter images) names none: FFmpeg takes the last
+                        // tref/chap it reads, so one there would hide the others'.
+                        let naming = track == nil || chapterTracks.contains(id) ? nil : trackID
+                        box.write(bytes: try trackBox(body, removing: removed, naming: naming))
                     }
                 case "mvex":
                     try box.box("mvex") { mvex in
                         var grandchildren = body
-                        while let (entry, entryBody) = try grandchildren.readBox(depth: 3) {
-                            if entry.type == "trex", var fields = Optional(entryBody),
-                               (try? fields.readVersionAndFlags()) != nil, let id = try? fields.readUInt32(),
-                               removed.contains(id) { continue }
-                            mvex.write(bytes: grandchildren.bytes(of: entry))
+                        // A removed track keeps its trex: its trafs stay in the moofs, and
+                        // FFmpeg refuses a traf without a trex (and then the whole file), where
+                        // it skips one whose track has no trak.
+                        while let (entry, _) = try grandchildren.readBox(depth: 3) {
+                            mvex.write(bytes: grandchildren.bytesWithSize(of: entry))
                         }
                         if track != nil {
                             mvex.fullBox("trex", version: 0, flags: 0) { trex in
@@ -300,7 +306,8 @@ public struct ChapterTrack: Sendable, Equatable {
                         }
                     }
                 default:
-                    box.write(bytes: children.bytes(of: child))
+                    // With its size: the new trak goes after it.
+                    box.write(bytes: children.bytesWithSize(of: child))
                 }
             }
             if let added {
@@ -334,6 +341,29 @@ public struct ChapterTrack: Sendable, Equatable {
         throw ISOBMFFError(.missingBox, "moov has no mvhd with a timescale", path: "moov", offset: 0)
     }
 
+    /// The IDs any `trak` in `moov`'s payload names in its `tref/chap` but its own.
+    static func chapterTrackIDs(in moov: ByteReader) throws -> Set<UInt32> {
+        var ids = Set<UInt32>()
+        var children = moov
+        while let (child, body) = try children.readBox(depth: 2) {
+            guard child.type == "trak" else { continue }
+            let own = try trackID(of: body)
+            var boxes = body
+            while let (box, boxBody) = try boxes.readBox(depth: 3) {
+                guard box.type == "tref" else { continue }
+                var entries = boxBody
+                while let (entry, entryBody) = try? entries.readBox(depth: 4) {
+                    guard entry.type == "chap" else { continue }
+                    var list = entryBody
+                    while let id = try? list.readUInt32() {
+                        if id != own { ids.insert(id) }
+                    }
+                }
+            }
+        }
+        return ids
+    }
+
     /// The track ID in a `trak`'s `tkhd`.
     static func trackID(of trak: ByteReader) throws -> UInt32 {
         var children = trak
@@ -345,33 +375,52 @@ public struct ChapterTrack: Sendable, Equatable {
         throw ISOBMFFError(.missingBox, "a trak has no tkhd first", path: "moov/trak", offset: trak.fileOffset)
     }
 
-    /// A `trak` (its payload in `body`) with the `tref` entries naming `removed` tracks
-    /// dropped and, when `chapters` is given, its `tref/chap` naming only that track.
+    /// A `trak` (its payload in `body`) with the `tref` IDs naming `removed` tracks dropped
+    /// and, when `chapters` is given, that track named first in its `tref/chap` (the other
+    /// IDs there, such as a chapter-image track's, kept after it).
     /// Every other box is kept byte for byte.
     static func trackBox(_ body: ByteReader, removing removed: Set<UInt32>, naming chapters: UInt32?) throws -> [UInt8] {
         var children = body
         var w = BoxWriter()
         var wroteReferences = false
-        func references(_ tref: ByteReader?, into trak: inout BoxWriter) {
+        // Each tref (a second one too) keeps its entries, less the removed IDs; bytes past a
+        // damaged entry are kept as they are. The new chapter track is named first in every
+        // chap entry, and in a chap entry of its own in the first tref when it has none.
+        func references(_ tref: ByteReader?, first: Bool, into trak: inout BoxWriter) {
             var kept: [(FourCC, [UInt32])] = []
+            var damaged: [UInt8] = []
+            var namedChapters = false
             if var entries = tref {
-                while let (entry, entryBody) = try? entries.readBox(depth: 4) {
-                    if entry.type == "chap" && chapters != nil { continue }
+                while true {
+                    var next = entries
+                    let read: (header: BoxHeader, payload: ByteReader)?
+                    do { read = try next.readBox(depth: 4) } catch {
+                        damaged = entries.readRemainingBytes()
+                        break
+                    }
+                    guard let (entry, entryBody) = read else { break }
+                    entries = next
                     var ids = entryBody
                     var list: [UInt32] = []
                     while let id = try? ids.readUInt32() {
-                        if !removed.contains(id) { list.append(id) }
+                        if !removed.contains(id) && id != chapters { list.append(id) }
                     }
-                    // The ids not removed are kept; an entry left empty goes.
+                    // The new chapter track first, then the ids not removed (chapter images, a
+                    // video track of JPEGs, stay named); an entry left empty goes.
+                    if entry.type == "chap", let chapters {
+                        list.insert(chapters, at: 0)
+                        namedChapters = true
+                    }
                     if !list.isEmpty { kept.append((entry.type, list)) }
                 }
             }
-            if let chapters { kept.append(("chap", [chapters])) }
-            guard !kept.isEmpty else { return }
+            if first, let chapters, !namedChapters { kept.append(("chap", [chapters])) }
+            guard !kept.isEmpty || !damaged.isEmpty else { return }
             trak.box("tref") { tref in
                 for (type, ids) in kept {
                     tref.box(type) { for id in ids { $0.write(id) } }
                 }
+                tref.write(bytes: damaged)
             }
         }
         // The moov was read whole before (Movie): a child that does not parse now is an error,
@@ -379,11 +428,12 @@ public struct ChapterTrack: Sendable, Equatable {
         try w.box("trak") { trak in
             while let (child, childBody) = try children.readBox(depth: 3) {
                 if child.type == "tref" {
-                    if !wroteReferences { references(childBody, into: &trak) }
+                    references(childBody, first: !wroteReferences, into: &trak)
                     wroteReferences = true
                     continue
                 }
-                trak.write(bytes: children.bytes(of: child))
+                // With its size: a tref may go after it.
+                trak.write(bytes: children.bytesWithSize(of: child))
                 if child.type == "tkhd" && !wroteReferences {
                     // A tref of its own later in the trak is merged there; else it goes here.
                     var rest = children
@@ -392,7 +442,7 @@ public struct ChapterTrack: Sendable, Equatable {
                         hasReferences = later.type == "tref"
                     }
                     if !hasReferences {
-                        references(nil, into: &trak)
+                        references(nil, first: true, into: &trak)
                         wroteReferences = true
                     }
                 }

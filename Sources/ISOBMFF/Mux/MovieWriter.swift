@@ -909,10 +909,14 @@ extension MovieWriter {
     public mutating func addChapters(_ chapters: [Chapter]) throws -> ChapterTrack {
         let end = tracks.map { presentedDuration($0, fragmented: false) }.max() ?? 0
         let track = try ChapterTrack(chapters: chapters, endingAt: Double(end) / Double(max(movieTimescale, 1)))
-        let others = tracks.map(\.trackID)
+        // Every track but the chapter tracks (chapter images) names it: FFmpeg takes the last
+        // tref/chap it reads, so one on those would hide the others'.
+        let named = Set(tracks.flatMap { track in (track.description.references["chap"] ?? []).filter { $0 != track.trackID } })
+        let others = tracks.map(\.trackID).filter { !named.contains($0) }
         let id = try addTrack(track.description)
         for index in tracks.indices where others.contains(tracks[index].trackID) {
-            tracks[index].description.references["chap"] = [id]
+            // First, before the IDs already there (chapter images, say), which stay.
+            tracks[index].description.references["chap"] = [id] + (tracks[index].description.references["chap"] ?? [])
         }
         for (sample, duration) in zip(track.samples, track.durations) {
             try append(sample, duration: duration, to: id)
