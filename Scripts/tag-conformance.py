@@ -682,8 +682,17 @@ def check_input(tool, label, path, tmp_root, images):
             except (ValueError, KeyError, TypeError):
                 written = None
                 problems.append(f"--json printed no 'written': {r.stdout[:200]!r}")
-            if written == "none" and after == current and step == "c" and mutagen_tags(work) in ({}, orig_tags):
-                # Nothing to remove (the earlier steps were refused): nothing written.
+            if written == "none" and after == current and step == "c":
+                # Nothing to remove (the earlier steps were refused): nothing written. Only
+                # when the file has nothing --remove-all removes: no item but iTunSMPB (or,
+                # where mutagen cannot read it, no title, artist or track for ffprobe).
+                now = mutagen_tags(work)
+                if isinstance(orig_tags, tuple):
+                    left = {k: v for k, v in ffprobe_tags(work).items() if k in ("title", "artist", "track")}
+                    if now != orig_tags or left:
+                        problems.append(f"nothing written, but ffprobe reads {left} (mutagen: {str(now)[:80]})")
+                elif now not in ({}, {k: v for k, v in orig_tags.items() if k == SMPB}):
+                    problems.append(f"nothing written, but mutagen reads {sorted(now) if isinstance(now, dict) else now}")
                 report.check(not problems, f"{name}: none, nothing to remove", "; ".join(problems), took)
                 continue
             if step in ("d", "e"):
