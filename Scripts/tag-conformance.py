@@ -39,7 +39,8 @@ After each of a–c that succeeds, against the ORIGINAL file:
     keeps the file's size.
 
 After d and e, against the ORIGINAL file:
-  - ffprobe opens it (exit 0, nothing on stderr at -v error);
+  - ffprobe opens it as it opened the original: the same exit status, no error line (-v
+    error) the original did not give ("error reading header" where it read it);
   - packets as above, each stream named by its track ID (removing a chapter track
     renumbers the streams), but for the chapter text tracks (text/sbtl tracks another
     track names in tref/chap, found here by walking moov) of either file;
@@ -48,7 +49,8 @@ After d and e, against the ORIGINAL file:
   - ffprobe -show_chapters lists exactly the new chapters (start to the millisecond,
     title) after d, none after e; mutagen's MP4().chapters (from chpl) the same, its start
     corrected for mutagen 1.46's misreading (below); where mutagen cannot read the file or
-    cannot see moov/udta, ffprobe's answer stands alone (noted);
+    cannot see moov/udta, ffprobe's answer stands alone, and mutagen's where ffprobe cannot
+    open the original (noted);
   - boxes: every top-level box of the original but moov/free/skip still there, in order,
     byte for byte (a moof/mfra with its offsets moved by how far it moved), and no other
     box but at most one new `mdat` under 64 KiB (the chapter samples), moov and padding.
@@ -72,6 +74,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -308,11 +311,13 @@ def packets(path):
 
 
 def probe_streams(path):
-    """(exit status, stderr, {track ID: attached_pic}, [(start ms, title)] chapters) from
-    ffprobe; streams without a track ID (the covers FFmpeg makes of covr: ID 0, which no
-    track has) left out."""
+    """(exit status, the error lines, {track ID: attached_pic}, [(start ms, title)] chapters,
+    the longest audio or video stream in seconds, else the format's duration) from ffprobe;
+    streams without a track ID (the covers FFmpeg makes of covr: ID 0, which no track has)
+    left out. The error lines lose their "@ 0x…" (an address that differs run to run)."""
     r = run("ffprobe", "-v", "error", "-show_chapters", "-show_entries",
-            "stream=index,id:stream_disposition=attached_pic", "-of", "json", path)
+            "stream=index,id,codec_type,duration:stream_disposition=attached_pic:format=duration",
+            "-of", "json", path)
     try:
         found = json.loads(r.stdout or b"{}")
     except ValueError:
@@ -324,17 +329,8 @@ def probe_streams(path):
             streams[track] = s.get("disposition", {}).get("attached_pic")
     chapters = [(round(float(c.get("start_time", "nan")) * 1000), c.get("tags", {}).get("title"))
                 for c in found.get("chapters", [])]
-    return r.returncode, r.stderr.decode(errors="replace").strip(), streams, chapters
-
-
-def longest_stream(path):
-    """The longest audio or video stream in seconds (ffprobe), else the format's duration."""
-    r = run("ffprobe", "-v", "error", "-show_entries", "stream=codec_type,duration:format=duration",
-            "-of", "json", path)
-    try:
-        found = json.loads(r.stdout or b"{}")
-    except ValueError:
-        return 0.0
+    errors = {re.sub(r" @ 0x[0-9a-f]+", "", line) for line in r.stderr.decode(errors="replace").splitlines()
+              if line.strip()}
     best = 0.0
     for s in found.get("streams", []):
         if s.get("codec_type") in ("audio", "video"):
@@ -347,7 +343,7 @@ def longest_stream(path):
             best = float(found.get("format", {}).get("duration"))
         except (TypeError, ValueError):
             pass
-    return best
+    return r.returncode, errors, streams, chapters, best
 
 
 def chapter_list(seconds):
@@ -575,12 +571,15 @@ def compare_outside_moov(orig, new):
     return problems
 
 
-def check_chapter_step(step, work, orig_data, after, orig_packets, orig_chapter_ids, orig_streams, chapters):
-    """Problems and notes for a chapter step (d, e) that succeeded."""
+def check_chapter_step(step, work, orig_data, after, orig_packets, orig_chapter_ids, orig_probe, chapters):
+    """Problems and notes for a chapter step (d, e) that succeeded. ffprobe must open the
+    file as it opened the original: the same exit status and no error line the original did
+    not give (damaged fixtures give some before any edit)."""
     problems, notes = [], []
-    code, errors, streams, listed = probe_streams(work)
-    if code != 0 or errors:
-        problems.append(f"ffprobe exit {code}: {errors[:200]}")
+    code, errors, streams, listed, _ = probe_streams(work)
+    orig_streams = orig_probe[2]
+    if code != orig_probe[0] or errors - orig_probe[1]:
+        problems.append(f"ffprobe exit {orig_probe[0]} -> {code}: {'; '.join(sorted(errors - orig_probe[1]))[:200]}")
     ignored = orig_chapter_ids | chapter_tracks(after)
 
     def kept(lines):
@@ -600,7 +599,10 @@ def check_chapter_step(step, work, orig_data, after, orig_packets, orig_chapter_
         elif streams[track] != pic:
             problems.append(f"track {track}: attached_pic {pic} -> {streams[track]}")
     want = chapters if step == "d" else []
-    if listed != want:
+    if orig_probe[0] != 0 and code != 0:
+        # FFmpeg reads no header of this file, before or after: mutagen's answer stands alone.
+        notes.append(f"ffprobe cannot open the original (exit {orig_probe[0]}): no chapters to read")
+    elif listed != want:
         problems.append(f"ffprobe lists chapters {listed}, not {want}")
     got = mutagen_chapters(work)
     blind = mutagen_blind(after)
@@ -645,8 +647,8 @@ def check_input(tool, label, path, tmp_root, images):
         except Damage:
             before_padding = None
         orig_chapter_ids = chapter_tracks(orig)
-        _, _, orig_streams, _ = probe_streams(work)
-        chapters = chapter_list(longest_stream(work))
+        orig_probe = probe_streams(work)
+        chapters = chapter_list(orig_probe[4])
         chapter_file = os.path.join(tmp_root, os.path.basename(tmp) + ".chapters.txt")
         with open(chapter_file, "w", encoding="utf-8") as f:
             f.write(mp4chaps(chapters))
@@ -703,7 +705,7 @@ def check_input(tool, label, path, tmp_root, images):
                 if want_class:
                     problems.append(f"edited, but the walker finds it class {want_class} ({why})")
                 more, notes = check_chapter_step(step, work, orig, after, orig_packets, orig_chapter_ids,
-                                                 orig_streams, chapters)
+                                                 orig_probe, chapters)
                 report.check(not problems and not more, f"{name}: {written}", "; ".join(problems + more), took)
                 for n in notes:
                     report.note(n)
