@@ -314,7 +314,9 @@ def probe_streams(path):
     """(exit status, the error lines, {track ID: attached_pic}, [(start ms, title)] chapters,
     the longest audio or video stream in seconds, else the format's duration) from ffprobe;
     streams without a track ID (the covers FFmpeg makes of covr: ID 0, which no track has)
-    left out. The error lines lose their "@ 0x…" (an address that differs run to run)."""
+    left out. The error lines lose their "@ 0x…" (an address that differs run to run) and
+    the file offset in "stream N, offset 0x…: partial file" (a truncated file's missing
+    sample: its offset moves with the growth; the packets check guards the data)."""
     r = run("ffprobe", "-v", "error", "-show_chapters", "-show_entries",
             "stream=index,id,codec_type,duration:stream_disposition=attached_pic:format=duration",
             "-of", "json", path)
@@ -329,8 +331,8 @@ def probe_streams(path):
             streams[track] = s.get("disposition", {}).get("attached_pic")
     chapters = [(round(float(c.get("start_time", "nan")) * 1000), c.get("tags", {}).get("title"))
                 for c in found.get("chapters", [])]
-    errors = {re.sub(r" @ 0x[0-9a-f]+", "", line) for line in r.stderr.decode(errors="replace").splitlines()
-              if line.strip()}
+    errors = {re.sub(r"offset 0x[0-9a-f]+", "offset …", re.sub(r" @ 0x[0-9a-f]+", "", line))
+              for line in r.stderr.decode(errors="replace").splitlines() if line.strip()}
     best = 0.0
     for s in found.get("streams", []):
         if s.get("codec_type") in ("audio", "video"):
