@@ -7,15 +7,20 @@ before and after, on every fixture and every corpus file we don't refuse by clas
 Inputs: every file under Fixtures/ (its subfolders too: corrupt/, damaged/, fuzz/, keyframes/…)
 but the expectation files (.json, .keys, .md, .txt), and every file of the corpus,
 `../shared/corpus/` beside the project ($CORPUS_DIR overrides; MANIFEST.tsv and README.md
-aside). Each is copied (writable) into a temporary folder and edited three times:
+aside). Each is copied (writable) into a temporary folder and edited five times:
 
   a. `tag --json --set title=… --set artist=… --set track=3/12 --cover small.jpg --cover
      small.png` (both images made by FFmpeg here);
   b. `tag --json --set title=… --set artist=… --set track=4/12`, which must be written in
      place when the padding after the `moov` the first edit left can hold the new `moov`;
-  c. `tag --json --remove-all --remove-cover`.
+  c. `tag --json --remove-all --remove-cover`;
+  d. `tag --json --chapters-from LIST`, LIST an mp4chaps list written here: three chapters
+     at 0, 1.5 and 3.25 s, or, for a file whose longest audio/video stream (ffprobe) is
+     shorter than 3.5 s, two at 0 and half that duration (a refusal for a chapter after the
+     end must not happen);
+  e. `tag --json --remove-chapters`.
 
-After each step that succeeds, against the ORIGINAL file:
+After each of a–c that succeeds, against the ORIGINAL file:
   - packets: ffprobe's packets of every stream (stream, pts, dts, duration, flags, CRC-32 of
     the data) identical;
   - mutagen: the tags it reads are exactly the original's with the values set (a, b), or
@@ -32,6 +37,23 @@ After each step that succeeds, against the ORIGINAL file:
     new `moov` (the same size, or 8 bytes to spare), `rewrite` otherwise; a rewrite leaves a
     `free` box after `moov` of at least the new `moov`'s size plus 4 KiB; an in-place edit
     keeps the file's size.
+
+After d and e, against the ORIGINAL file:
+  - ffprobe opens it as it opened the original: the same exit status, no error line (-v
+    error) the original did not give ("error reading header" where it read it);
+  - packets as above, each stream named by its track ID (removing a chapter track
+    renumbers the streams), but for the chapter text tracks (text/sbtl tracks another
+    track names in tref/chap, found here by walking moov) of either file;
+  - every original track but an old chapter text track is still there with its
+    disposition:attached_pic (chapter artwork is an attached picture);
+  - ffprobe -show_chapters lists exactly the new chapters (start to the millisecond,
+    title) after d, none after e; mutagen's MP4().chapters (from chpl) the same, its start
+    corrected for mutagen 1.46's misreading (below); where mutagen cannot read the file or
+    cannot see moov/udta, ffprobe's answer stands alone, and mutagen's where ffprobe cannot
+    open the original (noted);
+  - boxes: every top-level box of the original but moov/free/skip still there, in order,
+    byte for byte (a moof/mfra with its offsets moved by how far it moved), and no other
+    box but at most one new `mdat` under 64 KiB (the chapter samples), moov and padding.
 
 A refusal must be of a documented class, decided from the file by the walker here (never by
 its name), and leave the file byte for byte as it was (SHA-256) with nothing beside it:
@@ -52,6 +74,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -85,7 +108,16 @@ STEPS = {
           "--cover", "{jpeg}", "--cover", "{png}"],
     "b": ["--set", "title=Second edit", "--set", "artist=Another", "--set", "track=4/12"],
     "c": ["--remove-all", "--remove-cover"],
+    "d": ["--chapters-from", "{chapters}"],
+    "e": ["--remove-chapters"],
 }
+STEP_NAMES = {"a": "(a) rewrite: --set title, artist, track, --cover JPEG, PNG",
+              "b": "(b) second edit: --set title, artist, track",
+              "c": "(c) --remove-all --remove-cover",
+              "d": "(d) --chapters-from LIST",
+              "e": "(e) --remove-chapters"}
+# The chapters step d writes: (start in ms, title); shorter files get two (chapter_list).
+CHAPTERS = [(0, "Intro"), (1500, "Mitte ✓"), (3250, "End")]
 SET = {
     "a": {"©nam": ["Tag conformance ✓"], "©ART": ["Ärtist"], "trkn": [[3, 12]]},
     "b": {"©nam": ["Second edit"], "©ART": ["Another"], "trkn": [[4, 12]]},
@@ -278,6 +310,120 @@ def packets(path):
                           for p in found.get("packets", []) if p.get("stream_index") not in covers]
 
 
+def probe_streams(path):
+    """(exit status, the error lines, {track ID: attached_pic}, [(start ms, title)] chapters,
+    the longest audio or video stream in seconds, else the format's duration) from ffprobe;
+    streams without a track ID (the covers FFmpeg makes of covr: ID 0, which no track has)
+    left out. The error lines lose their "@ 0x…" (an address that differs run to run) and
+    the file offset in "stream N, offset 0x…: partial file" (a truncated file's missing
+    sample: its offset moves with the growth; the packets check guards the data)."""
+    r = run("ffprobe", "-v", "error", "-show_chapters", "-show_entries",
+            "stream=index,id,codec_type,duration:stream_disposition=attached_pic:format=duration",
+            "-of", "json", path)
+    try:
+        found = json.loads(r.stdout or b"{}")
+    except ValueError:
+        found = {}
+    streams = {}
+    for s in found.get("streams", []):
+        track = _track_id(str(s.get("id")))
+        if track:
+            streams[track] = s.get("disposition", {}).get("attached_pic")
+    chapters = [(round(float(c.get("start_time", "nan")) * 1000), c.get("tags", {}).get("title"))
+                for c in found.get("chapters", [])]
+    errors = {re.sub(r"offset 0x[0-9a-f]+", "offset …", re.sub(r" @ 0x[0-9a-f]+", "", line))
+              for line in r.stderr.decode(errors="replace").splitlines() if line.strip()}
+    best = 0.0
+    for s in found.get("streams", []):
+        if s.get("codec_type") in ("audio", "video"):
+            try:
+                best = max(best, float(s.get("duration")))
+            except (TypeError, ValueError):
+                pass
+    if best == 0.0:
+        try:
+            best = float(found.get("format", {}).get("duration"))
+        except (TypeError, ValueError):
+            pass
+    return r.returncode, errors, streams, chapters, best
+
+
+def chapter_list(seconds):
+    """The chapters of step d for a file `seconds` long: CHAPTERS when they fit (with half a
+    second to spare), else two at 0 and half the duration (whole milliseconds, rounded down)."""
+    if seconds * 1000 >= CHAPTERS[-1][0] + 250:
+        return list(CHAPTERS)
+    half = int(seconds * 1000) // 2
+    return [(0, "Erste Hälfte"), (half, "Zweite")] if half > 0 else [(0, "Einzig")]
+
+
+def mp4chaps(chapters):
+    return "".join(f"{ms // 3600000:02}:{ms // 60000 % 60:02}:{ms // 1000 % 60:02}.{ms % 1000:03} {title}\n"
+                   for ms, title in chapters)
+
+
+def chapter_tracks(data):
+    """The track IDs of the chapter text tracks in the file's first moov: text/sbtl tracks
+    another track names in its tref/chap (what the tag command removes), found by the walker
+    here. Empty when the file does not walk."""
+    try:
+        boxes, _, index, _, _ = movie_layout(data)
+    except Damage:
+        return set()
+    handlers, named = {}, set()
+
+    def kids(start, end):
+        out, at = [], start
+        while end - at >= 8:
+            size, kind = struct.unpack_from(">I4s", data, at)
+            header = 8
+            if size == 1 and end - at >= 16:
+                size, header = struct.unpack_from(">Q", data, at + 8)[0], 16
+            elif size == 0:
+                size = end - at
+            if size < header or at + size > end:
+                break
+            out.append((kind, at + header, at + size))
+            at += size
+        return out
+
+    for trak in boxes[index].children:
+        if trak.kind != b"trak":
+            continue
+        track_id, handler = None, None
+        for kind, p, end in kids(trak.payload, trak.end):
+            if kind == b"tkhd" and end - p >= 24:
+                track_id = mp4box.u32(data, p + (20 if data[p] == 1 else 12))
+            elif kind == b"tref":
+                for k, q, e in kids(p, end):
+                    if k == b"chap":
+                        named |= {mp4box.u32(data, x) for x in range(q, e - 3, 4)}
+            elif kind == b"mdia":
+                for k, q, e in kids(p, end):
+                    if k == b"hdlr" and e - q >= 12:
+                        handler = data[q + 8:q + 12]
+        if track_id is not None:
+            handlers[track_id] = handler
+    return {t for t in named if handlers.get(t) in (b"text", b"sbtl")}
+
+
+def mutagen_chapters(path):
+    """mutagen's chapters (chpl) as [(start ms, title)], or ("error", text). mutagen 1.46
+    (_parse_chpl) divides chpl's start, in 100 ns units, by 10,000 and then by mvhd's
+    timescale, as if it counted timescale units of a millisecond; undo exactly that error:
+    its start x timescale / 1000 is the start in seconds."""
+    try:
+        chapters = MP4(path).chapters
+    except Exception as error:  # any mutagen failure is the oracle's answer
+        return ("error", f"{type(error).__name__}: {error}")
+    if chapters is None:
+        return []
+    scale = getattr(chapters, "_timescale", None)
+    if not scale:
+        return ("error", "mutagen found no mvhd timescale")
+    return [(round(c.start * scale / 1000 * 1000), c.title) for c in chapters]
+
+
 def ffprobe_tags(path):
     r = run("ffprobe", "-v", "error", "-show_entries", "format_tags", "-of", "json", path)
     try:
@@ -396,6 +542,90 @@ def compare_boxes(orig, new):
     return problems, growth, nmoov.size, padding
 
 
+def compare_outside_moov(orig, new):
+    """Problems (empty: none) with the top-level boxes of a file after a chapter step: every
+    box of the original but moov/free/skip still there in order, byte for byte (a moof/mfra
+    with its absolute offsets past the old padding moved by how far it moved), and besides
+    them only moov, free/skip and at most one new mdat under 64 KiB (the chapter samples)."""
+    boxes, _, _, _, end = movie_layout(orig)
+    nboxes, _ = walk(new)
+    old = [b for b in boxes if b.kind not in PADDING | {b"moov"}]
+    extra, problems, i = [], [], 0
+    for b in nboxes:
+        if b.kind in PADDING | {b"moov"}:
+            continue
+        if i < len(old) and old[i].kind == b.kind:
+            a = old[i]
+            want = orig[a.offset:a.end]
+            if a.kind in (b"moof", b"mfra") and b.offset != a.offset:
+                want = shifted(orig, a, b.offset - a.offset, end)
+            if want == new[b.offset:b.end]:
+                i += 1
+                continue
+        extra.append(b)
+    if i < len(old):
+        problems.append(f"{old[i].kind.decode('latin-1')} at {old[i].offset} (and {len(old) - i - 1} after it) "
+                        "not found byte for byte")
+    unexplained = [b for b in extra if b.kind != b"mdat" or b.size >= 65536] + [b for b in extra if b.kind == b"mdat"][1:]
+    if unexplained:
+        problems.append("new top-level boxes " + ", ".join(f"{b.kind.decode('latin-1')} at {b.offset} ({b.size} bytes)"
+                                                           for b in unexplained))
+    return problems
+
+
+def check_chapter_step(step, work, orig_data, after, orig_packets, orig_chapter_ids, orig_probe, chapters):
+    """Problems and notes for a chapter step (d, e) that succeeded. ffprobe must open the
+    file as it opened the original: the same exit status and no error line the original did
+    not give (damaged fixtures give some before any edit)."""
+    problems, notes = [], []
+    code, errors, streams, listed, _ = probe_streams(work)
+    orig_streams = orig_probe[2]
+    if code != orig_probe[0] or errors - orig_probe[1]:
+        problems.append(f"ffprobe exit {orig_probe[0]} -> {code}: {'; '.join(sorted(errors - orig_probe[1]))[:200]}")
+    ignored = orig_chapter_ids | chapter_tracks(after)
+
+    def kept(lines):
+        return [line for line in lines if _track_id(line.split(" ", 1)[0]) not in ignored]
+
+    new_packets = packets(work)
+    a_lines, b_lines = kept(orig_packets[1]), kept(new_packets[1])
+    if a_lines != b_lines or new_packets[0] != orig_packets[0]:
+        first = next((n for n, (x, y) in enumerate(zip(a_lines, b_lines)) if x != y), min(len(a_lines), len(b_lines)))
+        problems.append(f"packets differ (exit {orig_packets[0]} -> {new_packets[0]}, {len(a_lines)} -> "
+                        f"{len(b_lines)} lines but chapter tracks {sorted(ignored)}, first at {first})")
+    for track, pic in sorted(orig_streams.items()):
+        if track in orig_chapter_ids:
+            continue
+        if track not in streams:
+            problems.append(f"track {track} is gone")
+        elif streams[track] != pic:
+            problems.append(f"track {track}: attached_pic {pic} -> {streams[track]}")
+    want = chapters if step == "d" else []
+    if orig_probe[0] != 0 and code != 0:
+        # FFmpeg reads no header of this file, before or after: mutagen's answer stands alone.
+        notes.append(f"ffprobe cannot open the original (exit {orig_probe[0]}): no chapters to read")
+    elif listed != want:
+        problems.append(f"ffprobe lists chapters {listed}, not {want}")
+    got = mutagen_chapters(work)
+    blind = mutagen_blind(after)
+    if isinstance(got, tuple) or blind:
+        notes.append(f"mutagen cannot read the chapters ({blind or got[1][:80]}): ffprobe's answer stands alone")
+    elif got != want:
+        problems.append(f"mutagen lists chapters {got}, not {want}")
+    try:
+        problems += compare_outside_moov(orig_data, after)
+    except (Damage, OverflowError, ValueError, struct.error) as error:
+        problems.append(f"walker: {error}")
+    return problems, notes
+
+
+def _track_id(text):
+    try:
+        return int(text, 16) if text.startswith("0x") else int(text)
+    except ValueError:
+        return None
+
+
 def fits(padding, size):
     return padding is not None and padding.header_size == 8 and (size == padding.size or size + 8 <= padding.size)
 
@@ -418,14 +648,18 @@ def check_input(tool, label, path, tmp_root, images):
             before_padding = b[i + 1] if i + 1 < len(b) and b[i + 1].kind == b"free" else None
         except Damage:
             before_padding = None
-        for step in ("a", "b", "c"):
+        orig_chapter_ids = chapter_tracks(orig)
+        orig_probe = probe_streams(work)
+        chapters = chapter_list(orig_probe[4])
+        chapter_file = os.path.join(tmp_root, os.path.basename(tmp) + ".chapters.txt")
+        with open(chapter_file, "w", encoding="utf-8") as f:
+            f.write(mp4chaps(chapters))
+        for step in ("a", "b", "c", "d", "e"):
             began = time.monotonic()
-            args = [a.format(**images) for a in STEPS[step]]
+            args = [a.format(chapters=chapter_file, **images) for a in STEPS[step]]
             r = run(tool, "tag", "--json", *args, work)
             took = time.monotonic() - began
-            name = {"a": "(a) rewrite: --set title, artist, track, --cover JPEG, PNG",
-                    "b": "(b) second edit: --set title, artist, track",
-                    "c": "(c) --remove-all --remove-cover"}[step]
+            name = STEP_NAMES[step]
             after = open(work, "rb").read()
             leftovers = sorted(set(os.listdir(tmp)) - {os.path.basename(work)})
             if r.returncode != 0:
@@ -452,9 +686,32 @@ def check_input(tool, label, path, tmp_root, images):
             except (ValueError, KeyError, TypeError):
                 written = None
                 problems.append(f"--json printed no 'written': {r.stdout[:200]!r}")
-            if written == "none" and after == current and step == "c" and mutagen_tags(work) in ({}, orig_tags):
-                # Nothing to remove (the earlier steps were refused): nothing written.
+            if written == "none" and after == current and step == "c":
+                # Nothing to remove (the earlier steps were refused): nothing written. Only
+                # when the file has nothing --remove-all removes: no item but iTunSMPB (or,
+                # where mutagen cannot read it, no title, artist or track for ffprobe).
+                now = mutagen_tags(work)
+                if isinstance(orig_tags, tuple):
+                    left = {k: v for k, v in ffprobe_tags(work).items() if k in ("title", "artist", "track")}
+                    if now != orig_tags or left:
+                        problems.append(f"nothing written, but ffprobe reads {left} (mutagen: {str(now)[:80]})")
+                elif now not in ({}, {k: v for k, v in orig_tags.items() if k == SMPB}):
+                    problems.append(f"nothing written, but mutagen reads {sorted(now) if isinstance(now, dict) else now}")
                 report.check(not problems, f"{name}: none, nothing to remove", "; ".join(problems), took)
+                continue
+            if step in ("d", "e"):
+                if written == "none" and after == current and step == "e" and not chapter_tracks(after) \
+                        and probe_streams(work)[3] == [] and mutagen_chapters(work) in ([], None):
+                    report.check(not problems, f"{name}: none, nothing to remove", "; ".join(problems), took)
+                    continue
+                if want_class:
+                    problems.append(f"edited, but the walker finds it class {want_class} ({why})")
+                more, notes = check_chapter_step(step, work, orig, after, orig_packets, orig_chapter_ids,
+                                                 orig_probe, chapters)
+                report.check(not problems and not more, f"{name}: {written}", "; ".join(problems + more), took)
+                for n in notes:
+                    report.note(n)
+                current = after
                 continue
             if want_class:
                 problems.append(f"edited, but the walker finds it class {want_class} ({why})")

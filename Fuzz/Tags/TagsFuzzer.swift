@@ -100,9 +100,24 @@ func rewritePlan(_ bytes: [UInt8]) {
     var tags = ItemList(userData: oldUserData ?? [])
     tags.set(.text(["Fuzz"]), for: .code("©nam"))
     let userData = tags.userData(replacingIn: oldUserData)
+    // The chapter change a `tag --chapters-from` makes: every text track dropped (and the
+    // tref entries naming them), a two-chapter track added, so that ChapterTrack.movieBox
+    // and the plan's chapter mdat run on the fuzzed moov too.
+    var removed = Set<UInt32>()
+    var lastID: UInt32 = 0
+    if let movie = try? Movie(reading: MemoryByteSource(bytes)) {
+        for track in movie.tracks {
+            lastID = max(lastID, track.trackID)
+            if ["text", "sbtl"].contains(track.handlerType) { removed.insert(track.trackID) }
+        }
+    }
+    let chapterTrack = try? ChapterTrack(chapters: [Chapter(title: "One", start: 0), Chapter(title: "Two", start: 1)],
+                                         endingAt: 2)
+    let change = ChapterTrack.Change(removedTracks: removed, track: chapterTrack,
+                                     trackID: lastID < UInt32.max - 1 ? lastID + 1 : 1)
     do {
-        _ = try TagRewritePlan.inPlaceEdit(boxes: boxes, movieBox: movieBox, userData: userData)
-        let plan = try TagRewritePlan(boxes: boxes, movieBox: movieBox, userData: userData)
+        _ = try TagRewritePlan.inPlaceEdit(boxes: boxes, movieBox: movieBox, userData: userData, chapters: change)
+        let plan = try TagRewritePlan(boxes: boxes, movieBox: movieBox, userData: userData, chapters: change)
         var output: [UInt8] = []
         for piece in plan.pieces {
             switch piece {
