@@ -312,13 +312,13 @@ def packets(path):
 
 def probe_streams(path):
     """(exit status, the error lines, {track ID: attached_pic}, [(start ms, title)] chapters,
-    the longest audio or video stream in seconds, else the format's duration) from ffprobe;
+    the longest audio or video stream in seconds (from its start), else the format's duration) from ffprobe;
     streams without a track ID (the covers FFmpeg makes of covr: ID 0, which no track has)
     left out. The error lines lose their "@ 0x…" (an address that differs run to run) and
     the file offset in "stream N, offset 0x…: partial file" (a truncated file's missing
     sample: its offset moves with the growth; the packets check guards the data)."""
     r = run("ffprobe", "-v", "error", "-show_chapters", "-show_entries",
-            "stream=index,id,codec_type,duration:stream_disposition=attached_pic:format=duration",
+            "stream=index,id,codec_type,start_time,duration:stream_disposition=attached_pic:format=duration",
             "-of", "json", path)
     try:
         found = json.loads(r.stdout or b"{}")
@@ -336,8 +336,12 @@ def probe_streams(path):
     best = 0.0
     for s in found.get("streams", []):
         if s.get("codec_type") in ("audio", "video"):
+            # How long the stream plays: FFmpeg's duration of a fragmented track whose tfdt
+            # starts late runs from 0 to its end, so a later start is taken off (this tool
+            # presents such a track from 0, as its remux does).
             try:
-                best = max(best, float(s.get("duration")))
+                start = max(0.0, float(s.get("start_time") or 0))
+                best = max(best, float(s.get("duration")) - start)
             except (TypeError, ValueError):
                 pass
     if best == 0.0:
