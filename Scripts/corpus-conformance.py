@@ -108,6 +108,7 @@ sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
 import mp4box  # noqa: E402
+from tool import extract_audio  # noqa: E402
 import probe_check  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("packets_conformance",
@@ -1423,15 +1424,9 @@ def check_input(tool, label, path, tmp_root):
 
 
 def main():
-    tool = os.environ.get("EXTRACT_AUDIO")
-    if not tool:
-        build = run("swift", "build", "-c", "release", "-q", cwd=ROOT, timeout=1800)
-        if build.returncode != 0:
-            print(build.stdout.decode() + build.stderr.decode())
-            print("0 passed, 1 failed")
-            return 1
-        bindir = run("swift", "build", "-c", "release", "--show-bin-path", cwd=ROOT).stdout.decode().strip()
-        tool = os.path.join(bindir, "extract-audio")
+    tool = extract_audio(ROOT)
+    if tool is None:
+        return 1
     if not os.path.isdir(CORPUS):
         print(f"FAIL the corpus folder {CORPUS} is missing")
         print("0 passed, 1 failed")

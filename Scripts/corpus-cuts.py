@@ -67,6 +67,7 @@ sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
 import mp4box  # noqa: E402
+from tool import extract_audio  # noqa: E402
 
 CORPUS = os.environ.get("CORPUS_DIR") or os.path.join(ROOT, "..", "shared", "corpus")
 MIN_FRAMES = 5         # two ranges of at least 3 frames each, inside the file
@@ -653,15 +654,9 @@ def cut_file(tool, path, tmp):
 
 
 def main():
-    tool = os.environ.get("EXTRACT_AUDIO")
-    if not tool:
-        build = run("swift", "build", "-c", "release", "-q", cwd=ROOT)
-        if build.returncode != 0:
-            print(build.stdout.decode() + build.stderr.decode())
-            print("0 passed, 1 failed")
-            return 1
-        bindir = run("swift", "build", "-c", "release", "--show-bin-path", cwd=ROOT).stdout.decode().strip()
-        tool = os.path.join(bindir, "extract-audio")
+    tool = extract_audio(ROOT)
+    if tool is None:
+        return 1
     if not os.path.isdir(CORPUS):
         print(f"FAIL the corpus folder {CORPUS} is missing")
         print("0 passed, 1 failed")

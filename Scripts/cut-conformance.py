@@ -44,6 +44,7 @@ sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
 import mp4box  # noqa: E402
+from tool import extract_audio  # noqa: E402
 
 # name, video codec args, fps, audio codec args, sample rate, audio frame size, cuts.
 # Cut times sit on frame boundaries (multiples of 1/fps) and never on a keyframe (every 2 s).
@@ -373,15 +374,9 @@ def error_checks(tool, tmp, source):
 
 def main():
     table = "--table" in sys.argv
-    tool = os.environ.get("EXTRACT_AUDIO")
-    if not tool:
-        build = run("swift", "build", "-c", "release", "-q", cwd=ROOT)
-        if build.returncode != 0:
-            print(build.stdout.decode() + build.stderr.decode())
-            print("0 passed, 1 failed")
-            return 1
-        bindir = run("swift", "build", "-c", "release", "--show-bin-path", cwd=ROOT).stdout.decode().strip()
-        tool = os.path.join(bindir, "extract-audio")
+    tool = extract_audio(ROOT)
+    if tool is None:
+        return 1
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, vargs, fps, aargs, rate, frame, decoder, cuts in INPUTS:
