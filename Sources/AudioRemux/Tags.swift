@@ -129,7 +129,7 @@ public enum TagFile {
             let id = claimed > last + 1 && claimed < UInt32.max - 1 ? claimed : last + 1
             change = ChapterTrack.Change(removedTracks: removed, track: track, trackID: id)
             self.chapters = track.chapters
-            let nero = track.chapters.count <= NeroChapters.maximumCount ? NeroChapters(entries: track.chapters) : nil
+            let nero = NeroChapters(fitting: track.chapters)
             self.userData = NeroChapters.userData(userData, replacingWith: nero)
             warning = ChapterTrack.neroLimitWarning(count: track.chapters.count)
         }

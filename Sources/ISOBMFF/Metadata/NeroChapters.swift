@@ -14,6 +14,13 @@ public struct NeroChapters: Sendable, Equatable {
         self.entries = entries
     }
 
+    /// The list for `entries` when its 8-bit count can hold them, else nil: past
+    /// ``maximumCount`` only the QuickTime chapter track is written (``ChapterTrack``).
+    public init?(fitting entries: [Chapter]) {
+        guard entries.count <= Self.maximumCount else { return nil }
+        self.init(entries: entries)
+    }
+
     /// Parses the payload of a `chpl` box; a chapter cut short ends the list.
     public init(parsing payload: ByteReader) throws {
         var reader = payload

@@ -922,7 +922,7 @@ extension MovieWriter {
             try append(sample, duration: duration, to: id)
         }
         try setEdits(track.edits(movieTimescale: movieTimescale), for: id)
-        let nero = track.chapters.count <= NeroChapters.maximumCount ? NeroChapters(entries: track.chapters) : nil
+        let nero = NeroChapters(fitting: track.chapters)
         userData = NeroChapters.userData(userData, replacingWith: nero)
         return track
     }
