@@ -331,8 +331,11 @@ struct MuxPlan {
         }
         // One pass per clip play, each placing at least one packet: no more passes than packets
         // (packets <= limit, far below Int.max, so the sum cannot overflow).
+        let rule = SeamRule(policy: .laying, codec: first.codec.kind, timescale: timescale,
+                            frame: first.timing.durations.first ?? 1)
         let layout = SeamPlanner.plan(timings, filling: needed, offset: offsetTicks, loop: options.loop,
-                                      exactSeams: options.exactSeams, maximumPasses: packets + clips.count + 1)
+                                      exactSeams: options.exactSeams, maximumPasses: packets + clips.count + 1,
+                                      rule: rule)
         music = layout
         notes += first.warnings.map { "\($0) (in \(names[1]))" }
         var description = TrackDescription(handler: HandlerBox(handlerType: .soun, name: "SoundHandler"),

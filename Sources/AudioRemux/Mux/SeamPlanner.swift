@@ -41,6 +41,8 @@ struct MusicLayout: Sendable, Equatable {
     /// timeline minus where it belongs (the presented lengths of the clips before it). Zero
     /// for exact seams.
     var seamErrors: [Int64]
+    /// Per seam, the dip the seam rule predicts, in ticks (``SeamRule``).
+    var seamDips: [UInt64]
     /// The music presented, in ticks (the offset not included).
     var musicTicks: UInt64
     /// The ticks of media the track holds (its packets' durations).
@@ -56,15 +58,13 @@ struct MusicLayout: Sendable, Equatable {
 ///
 /// Two layouts:
 /// - **Packet seams** (the default): one edit for the whole music. Each seam is made of
-///   whole packets: the next clip's priming packets are dropped, and the previous clip
-///   keeps as many of its last packets as puts the next clip's first presented sample
-///   nearest to where it belongs. "Where it belongs" is the sum of the presented lengths
-///   of all clips before it, so the error of one seam is never carried into the next: the
-///   music never drifts, and every seam is within half a packet of the ideal. Where the
-///   next clip has a whole priming packet, its last one is kept in place of the previous
-///   clip's last packet: the same timing, and it decodes to the previous clip fading out
-///   while giving the next clip's first frame its pre-roll (without it that frame decodes
-///   to about 5 ms of near silence).
+///   whole packets, chosen by the one ``SeamRule``: among the layouts (how many of the
+///   previous clip's last packets are kept, and for the music how many times its last kept
+///   packet is repeated; how many of the next clip's priming packets are left out), the one
+///   whose predicted dip is within the rule's limit and whose start error is within its
+///   bound, the shortest dip first. "Where it belongs" is the sum of the presented lengths
+///   of all clips before it (or the `places` the caller gives), so the error of one seam is
+///   never carried into the next.
 /// - **Exact seams**: one edit per clip, skipping each clip's priming and cutting it to the
 ///   sample. Exact, but most players other than AVFoundation/QuickTime stop or gap at the
 ///   second edit.
@@ -76,19 +76,23 @@ enum SeamPlanner {
     /// more than 0 ticks, and its priming plus presented ticks fit in its packets. The work is
     /// one step per packet placed (bounded by the caller against ``Limits/maximumMusicPackets``).
     static func plan(_ clips: [ClipTiming], filling needed: UInt64, offset: UInt64, loop: Bool,
-                     exactSeams: Bool, maximumPasses: Int = SeamPlanner.maximumPasses) -> MusicLayout {
+                     exactSeams: Bool, maximumPasses: Int = SeamPlanner.maximumPasses,
+                     rule: SeamRule? = nil, places: [Int64]? = nil) -> MusicLayout {
         var clips = clips
-        if !exactSeams {
+        let rule = rule ?? SeamRule(policy: .laying, codec: .aac, timescale: 44100,
+                                    frame: clips.first?.durations.first ?? 1024)
+        if !exactSeams && !rule.butts {
             for i in clips.indices { clips[i].durations = clips[i].decodedDurations }
         }
-        var layout = MusicLayout(pieces: [], edits: [], seamErrors: [], musicTicks: 0, mediaTicks: 0,
+        var layout = MusicLayout(pieces: [], edits: [], seamErrors: [], seamDips: [], musicTicks: 0, mediaTicks: 0,
                                  plays: Array(repeating: 0, count: clips.count), durations: clips.map(\.durations))
         if offset > 0 { layout.edits.append(.init(segmentDuration: offset, mediaTime: -1)) }
         guard !clips.isEmpty, needed > 0 else { return layout }
         if exactSeams {
             planExact(clips, needed: needed, loop: loop, maximumPasses: maximumPasses, into: &layout)
         } else {
-            planPacketSeams(clips, needed: needed, loop: loop, maximumPasses: maximumPasses, into: &layout)
+            planPacketSeams(clips, needed: needed, loop: loop, maximumPasses: maximumPasses, rule: rule,
+                            places: places, into: &layout)
         }
         return layout
     }
@@ -123,7 +127,10 @@ enum SeamPlanner {
             layout.pieces.append(.init(clip: k % clips.count, packets: 0..<count))
             // mediaTicks sums at most maximumMusicPackets packets of at most a few seconds each.
             layout.edits.append(.init(segmentDuration: take, mediaTime: Int64(layout.mediaTicks + clip.priming)))
-            if k > 0 { layout.seamErrors.append(0) }
+            if k > 0 {
+                layout.seamErrors.append(0)
+                layout.seamDips.append(0)
+            }
             layout.plays[k % clips.count] += 1
             layout.mediaTicks += ticks
             layout.musicTicks += take
@@ -133,78 +140,160 @@ enum SeamPlanner {
     }
 
     private static func planPacketSeams(_ clips: [ClipTiming], needed: UInt64, loop: Bool, maximumPasses: Int,
-                                        into layout: inout MusicLayout) {
+                                        rule: SeamRule, places: [Int64]?, into layout: inout MusicLayout) {
         // Times on the music's timeline: 0 is the first clip's first presented sample. Signed,
         // as the first clip's priming packets start before it.
         let target = Int64(clamping: needed)  // A claimed length past 2^63 ticks is never reached.
         var ideal: Int64 = 0  // Where the current clip's first presented sample belongs.
         var start = -Int64(clips[0].priming)  // Where the current piece's first packet starts.
         var first = 0  // The current piece's first packet.
-        var residual = Int64(clips[0].priming)  // Priming left in the current piece's packets.
+        var mediaBeforeFirst: UInt64 = 0  // The current clip's media ticks before `first`.
+        // A join (no loop, no repeats) is planned over all its seams at once.
+        let planned = rule.policy == .joining && !loop && !rule.butts
+            ? joinChoices(clips, durations: layout.durations, rule: rule, places: places) : nil
         var k = 0
         while true {
             let index = k % clips.count
             let clip = clips[index]
+            let durations = layout.durations[index]
             layout.plays[index] += 1
-            let contentEnd = start + residual + Int64(clip.presented)
+            let soundEnd = clip.priming + clip.presented  // In the clip's own media.
+            let contentEnd = start + Int64(soundEnd) - Int64(mediaBeforeFirst)
             if contentEnd >= target || (!loop && k == clips.count - 1) || k + 1 >= maximumPasses {
                 // The last piece: cut at the video's end, or where the music runs out.
                 let end = min(target, contentEnd)
-                let (count, ticks) = covering(clip.durations, from: first, until: UInt64(max(end - start, 0)))
+                let (count, ticks) = covering(durations, from: first, until: UInt64(max(end - start, 0)))
                 layout.pieces.append(.init(clip: index, packets: first..<(first + max(count, 1))))
-                layout.mediaTicks += count > 0 ? ticks : UInt64(clip.durations[first])
+                layout.mediaTicks += count > 0 ? ticks : UInt64(durations[first])
                 layout.musicTicks = UInt64(max(end, 0))
                 break
             }
-            // The next clip: its whole priming packets are dropped (keeping at least one packet).
-            let next = clips[(k + 1) % clips.count]
-            var dropped = 0
-            var droppedTicks: UInt64 = 0
-            while dropped + 1 < next.durations.count, droppedTicks + UInt64(next.durations[dropped]) <= next.priming {
-                droppedTicks += UInt64(next.durations[dropped])
-                dropped += 1
-            }
-            var nextResidual = Int64(next.priming - droppedTicks)
-            let nextIdeal = ideal + Int64(clip.presented)
-            // Keep m ≥ 1 packets of this clip: the seam lands at start + ticks(m) + nextResidual,
-            // nearest to where it belongs (a tie goes early: it cuts rather than pauses).
-            var bestCount = 1
-            var bestError = Int64.max
-            var end = start
-            var m = 0
-            while first + m < clip.durations.count {
-                end += Int64(clip.durations[first + m])
-                m += 1
-                let error = end + nextResidual - nextIdeal
-                if error.magnitude < bestError.magnitude || (error.magnitude == bestError.magnitude && error < 0) {
-                    bestError = error
-                    bestCount = m
-                }
-                if error > 0 { break }  // Later ends only move further away.
+            let nextIndex = (k + 1) % clips.count
+            let nextIdeal = places.map { $0[k + 1] } ?? ideal + Int64(clip.presented)
+            let side = SeamRule.Side(durations: durations, first: first, start: start,
+                                     mediaBeforeFirst: mediaBeforeFirst, soundEnd: soundEnd)
+            var choice = rule.choose(after: side, next: clips[nextIndex], nextDurations: layout.durations[nextIndex],
+                                     place: nextIdeal)
+            if let planned = planned?[k], let forced = rule.candidates(
+                after: side, next: clips[nextIndex], nextDurations: layout.durations[nextIndex], place: nextIdeal
+            ).first(where: { $0.trailing == planned.trailing && $0.dropped == planned.dropped && $0.repeats == 0 }) {
+                choice = forced
             }
             var kept: Int64 = 0
-            for i in first..<(first + bestCount) { kept += Int64(clip.durations[i]) }
-            // Dropping every priming packet of the next clip would decode its first frame
-            // without pre-roll (measured: about 5 ms near silence at a tone's seam). So this
-            // clip's last packet goes and the next clip's last priming packet stays instead:
-            // the same timing when they last as long, no silence (the priming packet decodes
-            // to this clip fading out), and the next clip's first frame has its pre-roll.
-            if bestCount > 1, dropped > 0 {
-                bestCount -= 1
-                kept -= Int64(clip.durations[first + bestCount])
-                dropped -= 1
-                nextResidual += Int64(next.durations[dropped])
-                bestError = start + kept + nextResidual - nextIdeal
+            for i in first..<(first + choice.kept) { kept += Int64(durations[i]) }
+            layout.pieces.append(.init(clip: index, packets: first..<(first + choice.kept)))
+            let last = first + choice.kept - 1
+            for _ in 0..<choice.repeats {
+                layout.pieces.append(.init(clip: index, packets: last..<(last + 1)))
+                kept += Int64(durations[last])
             }
-            layout.pieces.append(.init(clip: index, packets: first..<(first + bestCount)))
             layout.mediaTicks += UInt64(kept)
-            layout.seamErrors.append(bestError)
+            layout.seamErrors.append(choice.error)
+            layout.seamDips.append(choice.dip)
             start += kept
-            first = dropped
-            residual = nextResidual
+            first = choice.dropped
+            mediaBeforeFirst = 0
+            for i in 0..<choice.dropped { mediaBeforeFirst += UInt64(layout.durations[nextIndex][i]) }
             ideal = nextIdeal
             k += 1
         }
         layout.edits.append(.init(segmentDuration: layout.musicTicks, mediaTime: Int64(clips[0].priming)))
+    }
+
+    /// The layout of every seam of a join, chosen together: a choice at one seam moves every
+    /// part after it, and whole packets move a part late only on padding or priming, which
+    /// most seams cannot afford under the dip limit. So the seams are planned as a shortest
+    /// path over the parts' accumulated start error (a seam's choice adds the same error
+    /// whatever came before; values within 3 error bounds of where the seam rule alone would
+    /// take the best path so far): fewest seams over the dip limit, then the least error past the
+    /// bound summed over the parts (the other way round with ``SeamRule/syncFirst``), then
+    /// the least dip in all, then the least error in all.
+    /// Nil (each seam then chosen alone) when no path stays within the range.
+    ///
+    /// Work: seams × (6 × error bound + 1) × at most 9 layouts; memory: one byte per seam
+    /// and error value (6.7 MB for 1,000 seams of 44.1 kHz AAC).
+    static func joinChoices(_ clips: [ClipTiming], durations: [[UInt32]], rule: SeamRule,
+                            places: [Int64]?) -> [SeamRule.Choice]? {
+        let seams = clips.count - 1
+        guard seams > 0 else { return [] }
+        // Error values within `cap` of a centre that follows the best path so far: wide
+        // enough for every path worth taking, even where the parts force a long drift.
+        let cap = Int64(max(rule.errorBound, 1)) * 3
+        let width = Int(2 * cap + 1)
+        struct Cost: Comparable {
+            var first: UInt64, second: UInt64, dips: UInt64, errors: UInt64
+            static func < (a: Cost, b: Cost) -> Bool {
+                (a.first, a.second, a.dips, a.errors) < (b.first, b.second, b.dips, b.errors)
+            }
+        }
+        let unreached = Cost(first: .max, second: .max, dips: .max, errors: .max)
+        var cost = [Cost](repeating: unreached, count: width)
+        cost[Int(cap)] = Cost(first: 0, second: 0, dips: 0, errors: 0)
+        var centres: [Int64] = [0]  // Per seam boundary: the error at the middle of the window.
+        var options: [[SeamRule.Choice]] = []
+        var back = [UInt8](repeating: 0, count: seams * width)
+        for k in 0..<seams {
+            let a = clips[k]
+            let side = SeamRule.Side(durations: durations[k], first: 0, start: -Int64(a.priming), mediaBeforeFirst: 0,
+                                     soundEnd: a.priming + a.presented)
+            let place = places.map { $0[k + 1] - $0[k] } ?? Int64(a.presented)
+            // Leave at least one packet of each part whatever its neighbours leave out.
+            let limit = durations[k].count - 1 - SeamRule.maximumDrops - 1
+            let seamOptions = Array(rule.candidates(after: side, next: clips[k + 1], nextDurations: durations[k + 1],
+                                                    place: place).filter { $0.trailing <= max(limit, 0) }.prefix(255))
+            options.append(seamOptions)
+            // The next window is centred where the best state so far goes by the seam rule alone.
+            let centre = centres[k]
+            guard let bestState = cost.indices.min(by: { cost[$0] < cost[$1] }), cost[bestState] != unreached,
+                  !seamOptions.isEmpty else { return nil }
+            let bestError = centre + Int64(bestState) - cap
+            var greedy = seamOptions[0]
+            for option in seamOptions.dropFirst() {
+                var shifted = option
+                shifted.error += bestError
+                var current = greedy
+                current.error += bestError
+                if rule.key(shifted).lexicographicallyPrecedes(rule.key(current)) { greedy = option }
+            }
+            let nextCentre = bestError + greedy.error
+            centres.append(nextCentre)
+            var next = [Cost](repeating: unreached, count: width)
+            for state in 0..<width where cost[state] != unreached {
+                let error = centre + Int64(state) - cap
+                for (j, option) in seamOptions.enumerated() {
+                    let landed = error + option.error
+                    let target = landed - nextCentre + cap
+                    guard target >= 0, target < Int64(width) else { continue }
+                    let overDip: UInt64 = option.dip > rule.dipLimit ? 1 : 0
+                    // How far past the bound the part starts: far excursions cost more than near ones.
+                    let overError = landed.magnitude > rule.errorBound ? landed.magnitude - rule.errorBound : 0
+                    var c = cost[state]
+                    if rule.syncFirst {
+                        c.first += overError
+                        c.second += overDip
+                    } else {
+                        c.first += overDip
+                        c.second += overError
+                    }
+                    c.dips += option.dip
+                    c.errors += landed.magnitude
+                    if c < next[Int(target)] {
+                        next[Int(target)] = c
+                        back[k * width + Int(target)] = UInt8(j)
+                    }
+                }
+            }
+            cost = next
+        }
+        guard var state = cost.indices.min(by: { cost[$0] < cost[$1] }), cost[state] != unreached else { return nil }
+        var choices = [SeamRule.Choice](repeating: options[0][0], count: seams)
+        for k in stride(from: seams - 1, through: 0, by: -1) {
+            let option = options[k][Int(back[k * width + state])]
+            choices[k] = option
+            // The state before the seam, in the window of seam k.
+            let landed = centres[k + 1] + Int64(state) - cap
+            state = Int(landed - option.error - centres[k] + cap)
+        }
+        return choices
     }
 }
