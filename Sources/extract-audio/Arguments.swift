@@ -11,6 +11,8 @@ struct Arguments {
         /// `remux IN OUT.mp4`: every kept track, optionally cut (RemuxCommand.swift).
         case remux(input: String, output: String)
         case tag(files: [String])
+        /// `concat IN… OUT` (Concat.swift); with `--file-list`, the inputs come from the list.
+        case concat(inputs: [String], output: String)
         case help
         case version
     }
@@ -30,6 +32,7 @@ struct Arguments {
         case mux
         case remux
         case tag
+        case concat
     }
 
     /// The options each command takes (by their long name); any other is a usage error,
@@ -43,6 +46,7 @@ struct Arguments {
                "--quiet", "--json", "--set", "--cover", "--chapters-from"],
         .remux: ["--from", "--to", "--duration", "--drop-audio", "--drop-video", "--track-id", "--fragment",
                  "--overwrite", "--quiet", "--json", "--set", "--cover", "--chapters-from", "--no-metadata"],
+        .concat: ["--chapters", "--file-list", "--overwrite", "--quiet", "--json"],
         .tag: ["--set", "--remove", "--remove-all", "--cover", "--remove-cover", "--chapters-from", "--remove-chapters",
                "--dry-run", "--json", "--quiet"],
     ]
@@ -82,6 +86,10 @@ struct Arguments {
     var dryRun = false
     var chaptersFrom: String?
     var removeChapters = false
+    /// `concat --chapters`: one chapter per input.
+    var chapters = false
+    /// `concat --file-list LIST`: FFmpeg's concat list of the inputs.
+    var fileList: String?
     /// The checked changes of --set, --cover (and, for tag, the removals): filled in by
     /// `run()` before any file is touched.
     var tagChanges = TagChanges()
@@ -179,6 +187,8 @@ struct Arguments {
             case "--dry-run": dryRun = true
             case "--chapters-from": chaptersFrom = try value(name, attached)
             case "--remove-chapters": removeChapters = true
+            case "--chapters": chapters = true
+            case "--file-list": fileList = try value(name, attached)
             case "--from", "--to", "--duration", "--drop-audio", "--drop-video", "--fragment", "--split-chapters":
                 try cut.parse(name, value: { try value(name, attached) })
             default:
@@ -194,7 +204,7 @@ struct Arguments {
             return
         }
         let command: Command = positional.first == "mux" ? .mux : positional.first == "remux" ? .remux
-            : positional.first == "tag" ? .tag : list || positional.first == "probe" ? .probe : .extract
+            : positional.first == "tag" ? .tag : positional.first == "concat" ? .concat : list || positional.first == "probe" ? .probe : .extract
         let allowed = Self.allowedOptions[command] ?? []
         if let stray = given.first(where: { !allowed.contains($0.name) && $0.name != "--version" }) {
             let hint = ["--audio", "--offset", "--loop", "--keep-original-audio"].contains(stray.name)
@@ -236,6 +246,27 @@ struct Arguments {
                 throw UsageError(message: "probe --packets takes one input file")
             }
             mode = .probe(inputs: inputs)
+            return
+        case .concat:
+            let paths = Array(positional.dropFirst())
+            if fileList != nil {
+                guard paths.count == 1 else {
+                    throw UsageError(message: "with --file-list, concat takes only the output: extract-audio concat "
+                                     + "--file-list LIST OUTPUT")
+                }
+            } else if paths.count < 2 {
+                throw UsageError(message: "concat takes inputs and an output: extract-audio concat IN1 IN2 … OUTPUT "
+                                 + "(or --file-list LIST OUTPUT)")
+            }
+            guard !paths.contains(Self.standardStream) else {
+                throw UsageError(message: "concat reads and writes files, not standard input or output ('-')")
+            }
+            let output = paths[paths.count - 1]
+            if let ext = Self.extensionOf(output), Self.foreignExtensions.contains(ext) {
+                throw UsageError(message: "the output is named .\(ext), but concat writes an MPEG-4 file: name it "
+                                 + ".m4a, .m4b or .mp4")
+            }
+            mode = .concat(inputs: Array(paths.dropLast()), output: output)
             return
         case .tag:
             let files = Array(positional.dropFirst())

@@ -506,7 +506,11 @@ struct Clip {
         var presented = total - priming
         let segments = presentation.edits.filter { !$0.isEmpty }.totalDuration
         if segments > 0, let ticks = rescale(segments, from: presentation.segmentTimescale, to: timescale) {
-            presented = min(presented, ticks)
+            // An edit in a coarser movie timescale (FFmpeg writes milliseconds) is the media's
+            // end rounded: within one movie tick of it, the media says where the sound ends
+            // (as FFmpeg reads it), and the parts of a join do not drift by the rounding.
+            let tick = UInt64(timescale) / UInt64(max(presentation.segmentTimescale, 1)) + 1
+            if ticks < presented && presented - ticks >= tick { presented = ticks }
         }
         guard presented > 0 else { throw RemuxError(.invalidInput, "\(path) holds no audio to play") }
         timing = ClipTiming(durations: durations, priming: priming, presented: presented)
@@ -525,7 +529,21 @@ struct Clip {
         if let descriptor = codec.descriptor {
             return [descriptor.objectTypeIndication] + (descriptor.decoderSpecificInfo ?? [])
         }
-        return codec.configuration.payload
+        let payload = codec.configuration.payload
+        switch codec.kind {
+        case .flac where payload.count >= 4 + 4 + 34:
+            // STREAMINFO: the sample rate, channels and bits per sample configure the decoder;
+            // block and frame sizes, the sample count and the MD5 describe one file.
+            let info = payload[8..<42]
+            return Array(info[(info.startIndex + 10)..<(info.startIndex + 13)]) + [info[info.startIndex + 13] & 0xF0]
+        case .alac where payload.count >= 4 + 24:
+            // The magic cookie but its maxFrameBytes and avgBitRate, which describe one file.
+            let cookie = payload[4..<28]
+            return Array(cookie[cookie.startIndex..<(cookie.startIndex + 12)])
+                + Array(cookie[(cookie.startIndex + 20)..<(cookie.startIndex + 24)])
+        default:
+            return payload
+        }
     }
 
     var describe: String {

@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import AudioRemux
+
+/// `concat IN… OUT` and `concat --file-list LIST OUT`: the progress bar on a terminal, the
+/// "wrote" line or --json object, warnings on stderr.
+enum ConcatCommand {
+    static func run(inputs: [String], output: String, arguments: Arguments) -> ExitStatus {
+        var inputs = inputs
+        if let list = arguments.fileList {
+            do {
+                inputs = try FileList.read(list)
+            } catch let error as FileList.Problem {
+                if arguments.json {
+                    Terminal.line(errorJSON(input: list, output: output, code: "usage", status: .usage,
+                                            message: error.message))
+                } else {
+                    Terminal.error(error.message)
+                }
+                return error.status
+            } catch {
+                return report(error, input: list, output: output, json: arguments.json)
+            }
+        }
+        let options = ConcatOptions(chapters: arguments.chapters, overwrite: arguments.overwrite)
+        let bar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal
+            ? ProgressBar(label: output) : nil
+        do {
+            let result = try Concatenation.join(inputs, to: output, options: options, progress: bar.map { bar in
+                { bar.update(ExtractionProgress(bytesDone: $0.sampleBytesDone, bytesTotal: $0.sampleBytesTotal,
+                                                samplesDone: 0, samplesTotal: 0)) }
+            })
+            bar?.finish()
+            for warning in result.warnings { Terminal.warning("\(output): \(warning)") }
+            if arguments.json {
+                Terminal.line(json(result, inputs: inputs).compactText)
+            } else if !arguments.quiet {
+                Terminal.line("wrote \(output): \(inputs.count) inputs\(result.hasVideo ? " with video" : ""), "
+                              + "\(formatted(result.duration, digits: 3)) s, \(result.audioPackets) audio packets "
+                              + "(\(result.droppedPackets) left out at the seams); seams: worst dip "
+                              + "\(formatted(result.worstDip * 1000, digits: 1)) ms, median "
+                              + "\(formatted(result.medianDip * 1000, digits: 1)) ms (predicted), worst start error "
+                              + "\(formatted(result.worstStartError * 1000, digits: 1)) ms; \(result.bytesWritten) bytes")
+            }
+            return .success
+        } catch {
+            bar?.finish()
+            return report(error, input: inputs.first, output: output, json: arguments.json, about: inputs + [output])
+        }
+    }
+
+    static func json(_ result: ConcatResult, inputs: [String]) -> JSON {
+        let seams = result.parts.count - 1
+        return JSON.object([
+            ("status", .string("ok")), ("inputs", .array(inputs.map(JSON.string))),
+            ("output", .string(result.outputPath)), ("kind", .string(result.hasVideo ? "video" : "audio")),
+            ("duration", .double(result.duration)), ("packets", .int(result.audioPackets)),
+            ("dropped_packets", .int(result.droppedPackets)),
+            ("parts", .array(result.parts.map { part in
+                .object([("path", .string(part.path)), ("start", .double(part.start)),
+                         ("duration", .double(part.duration)), ("start_error_ms", .double(part.startError * 1000)),
+                         ("seam_dip_ms", .double(part.seamDip * 1000)), ("dropped_packets", .int(part.droppedPackets))])
+            })),
+            ("seams", .object([("count", .int(max(seams, 0))), ("worst_dip_ms", .double(result.worstDip * 1000)),
+                               ("median_dip_ms", .double(result.medianDip * 1000)),
+                               ("worst_start_error_ms", .double(result.worstStartError * 1000))])),
+            ("chapters", .int(result.chapterCount)), ("bytes", .int(Int(clamping: result.bytesWritten))),
+            ("warnings", .array(result.warnings.map(JSON.string))),
+            ("peak_memory_kib", .optional(System.peakMemoryKiB())),
+        ])
+    }
+}
+
+/// FFmpeg's concat list (the `concat` demuxer's script): `ffconcat version 1.0`, `file PATH`
+/// lines, `#` comments and blank lines. PATH is a token as FFmpeg reads it: `'…'` quotes
+/// anything but `'`, a backslash escapes the next character (so `'\''` is a quote), and a
+/// relative path is relative to the list's folder. Any other directive (`duration`,
+/// `inpoint`, `outpoint`, `file_packet_meta`, `option`, `stream`, …) changes what FFmpeg
+/// would play, so it is refused rather than ignored.
+enum FileList {
+    struct Problem: Error {
+        var message: String
+        var status: ExitStatus
+    }
+
+    /// The largest list read (a list of a million files is 50 MB; anything larger is not one).
+    static let maximumBytes = 64 << 20
+
+    static func read(_ path: String) throws -> [String] {
+        let file = try InputFile(path: path)
+        guard file.length <= UInt64(maximumBytes) else {
+            throw Problem(message: "\(path): \(file.length) bytes is too large for a concat list", status: .usage)
+        }
+        let bytes = try file.bytes(at: 0, count: Int(file.length))
+        let folder = path.lastIndex(of: "/").map { String(path[...$0]) } ?? ""
+        return try parse(String(decoding: bytes, as: UTF8.self), folder: folder, name: path)
+    }
+
+    static func parse(_ text: String, folder: String, name: String) throws -> [String] {
+        var files: [String] = []
+        for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var line = Substring(raw)
+            while let c = line.first, c == " " || c == "\t" || c == "\r" { line.removeFirst() }
+            while let c = line.last, c == " " || c == "\t" || c == "\r" { line.removeLast() }
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let directive = String(line.prefix { $0 != " " && $0 != "\t" })
+            var rest = line.dropFirst(directive.count)
+            while let c = rest.first, c == " " || c == "\t" { rest.removeFirst() }
+            switch directive {
+            case "ffconcat":
+                guard rest == "version 1.0" else {
+                    throw Problem(message: "\(name):\(number + 1): only 'ffconcat version 1.0' is known", status: .usage)
+                }
+            case "file":
+                let path = token(rest)
+                guard !path.isEmpty else {
+                    throw Problem(message: "\(name):\(number + 1): 'file' needs a path", status: .usage)
+                }
+                files.append(path.hasPrefix("/") ? path : folder + path)
+            default:
+                throw Problem(message: "\(name):\(number + 1): '\(directive)' is not supported (concat joins whole "
+                              + "files; only 'file' lines, comments and 'ffconcat version 1.0' are read)",
+                              status: .usage)
+            }
+        }
+        guard !files.isEmpty else {
+            throw Problem(message: "\(name) names no file", status: .usage)
+        }
+        return files
+    }
+
+    /// A token as FFmpeg's `av_get_token` reads it, up to the end of the line.
+    static func token(_ text: Substring) -> String {
+        var result = ""
+        var quoted = false
+        var escaped = false
+        for c in text {
+            if escaped {
+                result.append(c)
+                escaped = false
+            } else if c == "\\" && !quoted {
+                escaped = true
+            } else if c == "'" {
+                quoted.toggle()
+            } else {
+                result.append(c)
+            }
+        }
+        return result
+    }
+}
