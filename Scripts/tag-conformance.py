@@ -99,8 +99,9 @@ except ImportError:  # pragma: no cover
 CORPUS = os.environ.get("CORPUS_DIR") or os.path.join(ROOT, "..", "shared", "corpus")
 FIXTURES = os.path.join(ROOT, "Fixtures")
 NOT_INPUTS = (".json", ".keys", ".md", ".txt", ".tsv", ".list")
-# Boxes the walker descends into: moov's track structure and movie fragments. Everything
-# else (stsd, udta, meta…) is compared as opaque bytes.
+# Boxes the walker descends into: moov's track structure and movie fragments, and (to find
+# damage the tag writer must not copy back) moov/udta and its first meta. Everything else
+# (stsd, ilst…) is compared as opaque bytes.
 WALKED = {b"moov", b"trak", b"mdia", b"minf", b"stbl", b"edts", b"dinf", b"mvex", b"moof", b"traf", b"mfra"}
 PADDING = {b"free", b"skip"}
 SMPB = "----:com.apple.iTunes:iTunSMPB"
@@ -190,6 +191,17 @@ def parse(data, start, end, parent=None, top=False):
         box = mp4box.Box(kind, offset, size, header, parent)
         if kind in WALKED and (parent is None or parent.kind in WALKED):
             box.children = parse(data, box.payload, box.end, box)
+        elif kind == b"udta" and parent is not None and parent.kind == b"moov":
+            # The tags' home: what the tag writer copies back must be readable to the end.
+            box.children = parse(data, box.payload, box.end, box)
+        elif kind == b"meta" and parent is not None and parent.kind == b"udta" and not any(
+                b.kind == b"meta" for b in boxes):
+            # The first meta (the one with the tags): a full box in ISO files, a plain one
+            # (hdlr first) in some QuickTime files.
+            start = box.payload if data[box.payload + 4:box.payload + 8] == b"hdlr" else box.payload + 4
+            if start > box.end:
+                raise Damage(f"{where}meta at {offset}: too short")
+            box.children = parse(data, start, box.end, box)
         boxes.append(box)
         offset += size
     return (boxes, b"") if top else boxes

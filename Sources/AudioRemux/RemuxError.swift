@@ -38,6 +38,9 @@ public struct RemuxError: Error, Sendable, Equatable, CustomStringConvertible {
         case ioError
         /// The caller cancelled (Swift task cancellation); nothing was left behind.
         case cancelled
+        /// Another edit holds the file, or it was replaced or changed while being edited; it
+        /// was not written. Try again.
+        case fileBusy
     }
 
     /// What kind of failure it is.

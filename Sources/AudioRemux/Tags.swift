@@ -152,6 +152,9 @@ public enum TagFile {
                      _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
         let target = resolvedPath(path)
         let input = try InputFile(path: target, name: path)
+        // Held until `input` closes, after the write: a second edit of the file waits for none
+        // and fails at once (fileBusy) rather than interleave its writes with this one's.
+        let file = dryRun ? nil : try lockForEditing(input, at: target, shown: path)
         let layout = try Layout(input)
         let before = ItemList(userData: layout.userData ?? [])
         var tags = before
@@ -174,14 +177,16 @@ public enum TagFile {
         let trackChange = chapterEdit?.change
         if dryRun || (newUserData == layout.userData && trackChange == nil) { return result }
         if let at = before.unreadableFrom {
-            throw RemuxError(.invalidInput, "\(path): the ilst is damaged at byte \(at) of its udta, where the items "
-                             + "after it cannot be told apart; tags are not written (the file is left as it was)")
+            throw RemuxError(.invalidInput, "\(path): the tags are damaged at byte \(at) of its udta (a box there does "
+                             + "not fit its parent), where what follows cannot be told apart; tags are not written "
+                             + "(the file is left as it was)")
         }
         try checkWritable(target, shown: path)
+        guard let file else { return result }
         do {
             if let writes = try TagRewritePlan.inPlaceEdit(boxes: layout.boxes, movieBox: layout.movieBox,
                                                            userData: newUserData, chapters: trackChange) {
-                try writeInPlace(writes, to: target, shown: path, stop: stop)
+                try writeInPlace(writes, to: target, shown: path, file: file, stop: stop)
                 var written = result
                 written.method = .inPlace
                 return written
@@ -201,16 +206,21 @@ public enum TagFile {
                                                            + "tags are not written into a damaged file)"),
                              parseError: error)
         }
-        try rewrite(input, plan: plan, to: target, shown: path)
+        if file.links > 1 {
+            throw RemuxError(.cannotCreateOutput, "\(path) has \(file.links) names (hard links): rewriting it would "
+                             + "split it from the others, so it was left as it was (an edit that fits its padding is "
+                             + "made in place, keeping the links)")
+        }
+        try rewrite(input, plan: plan, to: target, shown: path, keeping: file)
         var written = result
         written.method = .rewrite
         return written
     }
 
     /// Writes the plan beside `target` and publishes it over `target`, with its permissions.
-    static func rewrite(_ input: InputFile, plan: TagRewritePlan, to target: String, shown: String) throws {
-        let mode = permissions(of: target)
-        let sink = try MovieFileSink(destination: target, overwrite: true, sources: [input])
+    static func rewrite(_ input: InputFile, plan: TagRewritePlan, to target: String, shown: String,
+                        keeping file: EditedFile) throws {
+        let sink = try MovieFileSink(destination: target, overwrite: true, sources: [input], keeping: file)
         for piece in plan.pieces {
             switch piece {
             case .copy(let offset, let count):
@@ -232,8 +242,10 @@ public enum TagFile {
                 try sink.perform(.write(shifted[...]))
             }
         }
+        // Another program may have written or replaced the file meanwhile (a cooperating
+        // edit waits on the lock): then this copy of the old file must not replace it.
+        try checkUnchanged(file, at: target, shown: shown)
         try sink.publish()
-        setPermissions(mode, of: target)
     }
 
     /// The top-level boxes of a file and its `moov`.

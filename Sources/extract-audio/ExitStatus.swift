@@ -16,6 +16,8 @@ enum ExitStatus: Int32 {
     case cannotCreate = 73
     /// EX_IOERR: reading or writing failed.
     case ioError = 74
+    /// EX_TEMPFAIL: another edit holds the file, or it changed meanwhile (tag); try again.
+    case busy = 75
     /// The input has no audio track (or not the one asked for); for mux, also a video file
     /// without video.
     case noAudioTrack = 79
@@ -33,6 +35,7 @@ enum ExitStatus: Int32 {
         case .sameFile, .invalidArgument: self = .usage
         case .ioError: self = .ioError
         case .cancelled: self = .interrupted
+        case .fileBusy: self = .busy
         }
     }
 }

@@ -36,6 +36,14 @@ public final class MovieFileSink: MovieSink {
         self.overwrite = overwrite
     }
 
+    /// A sink whose temporary file has `file`'s permissions (never wider) and, where the
+    /// process may, its owner and group, before any byte is written (a tag rewrite).
+    init(destination: String, overwrite: Bool, sources: [any ByteSource], keeping file: EditedFile) throws {
+        target = CopyingMovieSink(sink: try OutputFile(destination: destination, overwrite: overwrite, keeping: file),
+                                  sources: sources.map(SomeSource.init), bufferSize: 1 << 20)
+        self.overwrite = overwrite
+    }
+
     deinit {
         target.deallocate()
     }

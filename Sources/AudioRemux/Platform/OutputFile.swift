@@ -49,7 +49,7 @@ final class OutputFile: ByteSink {
     /// Creates the temporary file. Fails with `.destinationExists` if `destination` exists
     /// and `overwrite` is false (checked again, atomically, when publishing), and with
     /// `.cannotCreateOutput` if it is anything but a regular file or a link to one.
-    init(destination: String, overwrite: Bool) throws {
+    init(destination: String, overwrite: Bool, keeping original: EditedFile? = nil) throws {
         try Destination.check(destination, overwrite: overwrite)
         let directory = directoryName(of: destination)
         let path = (directory == "." && !destination.hasPrefix("./") ? "" : directory + "/")
@@ -57,7 +57,11 @@ final class OutputFile: ByteSink {
         // Registered before it exists, so that a signal arriving right after open(2) still
         // finds it; removing a file not yet created is harmless.
         let slot = TemporaryFiles.register(path)
-        let fd = retryingOnInterrupt { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+        // A rewritten file's copy is created with no more than its permissions (the umask may
+        // take some away; fchmod gives them back exactly), before any byte is written.
+        let fd = retryingOnInterrupt {
+            open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, original.map { $0.mode & 0o777 } ?? 0o644)
+        }
         guard fd >= 0 else {
             let code = errno
             TemporaryFiles.unregister(slot)
@@ -70,6 +74,16 @@ final class OutputFile: ByteSink {
         temporaryPath = path
         descriptor = fd
         self.slot = slot
+        if let original {
+            // Owner and group first (a chown clears set-id bits), then the exact mode.
+            if geteuid() == 0 || original.owner == geteuid() { _ = fchown(fd, original.owner, original.group) }
+            guard fchmod(fd, original.mode) == 0 else {
+                let code = errno
+                discard()
+                throw RemuxError(.cannotCreateOutput, "cannot give the copy of \(destination) its permissions: "
+                                 + "\(errorText(code)) (left as it was)")
+            }
+        }
     }
 
     deinit {
@@ -165,7 +179,7 @@ final class OutputFile: ByteSink {
         isFinished = true
         TemporaryFiles.unregister(slot)
         slot = nil
-        syncDirectory()
+        try syncDirectory()
     }
 
     private func moveWithoutReplacing() throws {
@@ -189,11 +203,17 @@ final class OutputFile: ByteSink {
         throw RemuxError(.cannotCreateOutput, "cannot create \(destination): \(errorText(code))")
     }
 
-    private func syncDirectory() {
+    /// Syncs the folder, so that the rename survives a crash. A failure is reported: the
+    /// file is in place and complete, but may not be there after a power cut.
+    private func syncDirectory() throws {
         let fd = open(directoryName(of: destination), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
-        _ = csystem_full_sync(fd)
-        close(fd)
+        defer { close(fd) }
+        // Some file systems cannot sync a folder (EINVAL): nothing to report there.
+        guard csystem_full_sync(fd) == 0 || errno == EINVAL || errno == ENOTSUP else {
+            throw RemuxError(.ioError, "\(destination) was written in full, but its folder could not be synced to disk "
+                             + "(\(errorText(errno))): after a crash the old file may be back")
+        }
     }
 
     /// Closes and removes the temporary file unless it was published.

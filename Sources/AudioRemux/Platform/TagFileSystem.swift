@@ -5,7 +5,10 @@
 //   - open(2) O_WRONLY | O_CLOEXEC, pwrite(2), close(2): POSIX, the same on Darwin.
 //   - csystem_full_sync (CSystem): fcntl(F_FULLFSYNC) on Darwin, whose fsync(2) does not
 //     flush the drive's cache; fsync(2) elsewhere (see OutputFile.swift).
-//   - chmod(2): the rewritten file gets the original's permission bits (st_mode & 07777).
+//   - flock(2) LOCK_EX | LOCK_NB, EWOULDBLOCK: the same on Darwin (flock(2)); fstat(2)'s
+//     st_mtim is st_mtimespec there.
+//   - fchmod(2), fchown(2) (OutputFile.swift): the rewrite's copy gets the original's
+//     permission bits, owner and group before any byte is written.
 //   - realpath(3) with a NULL buffer: allocates on glibc, musl and Darwin; freed with free(3).
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -31,12 +34,50 @@ extension TagFile {
         }
     }
 
-    /// The in-place writes, each followed by a sync (`F_FULLFSYNC` on Darwin).
+    /// Takes the edit's lock on the file `input` has open (`flock(2)`, held until `input` is
+    /// closed) and says what the file is, so that the edit can tell later that it is still the
+    /// one it read. Another edit holding the lock, or the path naming another file by now:
+    /// ``RemuxError/Code/fileBusy``, and nothing is written.
+    static func lockForEditing(_ input: InputFile, at target: String, shown: String) throws -> EditedFile {
+        guard flock(input.descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            if code == EWOULDBLOCK || code == EAGAIN {
+                throw RemuxError(.fileBusy, "\(shown) is being edited by another run (it holds the file's lock); "
+                                 + "it was left as it was: try again when that one has finished")
+            }
+            throw RemuxError(.ioError, "cannot lock \(shown) for editing: \(errorText(code)) (left as it was)")
+        }
+        var status = stat()
+        guard fstat(input.descriptor, &status) == 0 else {
+            throw RemuxError(.ioError, "cannot read \(shown): \(errorText(errno))")
+        }
+        let file = EditedFile(status)
+        try checkUnchanged(file, at: target, shown: shown)
+        return file
+    }
+
+    /// Throws ``RemuxError/Code/fileBusy`` unless `target` is still the file that was read:
+    /// the same device and inode, size and modification time.
+    static func checkUnchanged(_ file: EditedFile, at target: String, shown: String) throws {
+        var status = stat()
+        guard stat(target, &status) == 0, EditedFile(status).isSameVersion(as: file) else {
+            throw RemuxError(.fileBusy, "\(shown) was replaced or changed while it was being edited (by another "
+                             + "program?): this edit was not written; try again")
+        }
+    }
+
+    /// The in-place writes, each followed by a sync (`F_FULLFSYNC` on Darwin), through a
+    /// descriptor checked to be the file that was read and locked.
     static func writeInPlace(_ writes: [(offset: UInt64, bytes: [UInt8])], to target: String, shown: String,
-                             stop: Int?) throws {
+                             file: EditedFile, stop: Int?) throws {
         let fd = retryingOnInterrupt { open(target, O_WRONLY | O_CLOEXEC) }
         guard fd >= 0 else { throw RemuxError(.cannotCreateOutput, "cannot write \(shown): \(errorText(errno))") }
         defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, EditedFile(status).isSameVersion(as: file) else {
+            throw RemuxError(.fileBusy, "\(shown) was replaced or changed while it was being edited (by another "
+                             + "program?): this edit was not written; try again")
+        }
         for (n, write) in writes.enumerated() {
             guard let offset = off_t(exactly: write.offset) else {
                 throw RemuxError(.ioError, "cannot write \(shown) at byte \(write.offset)")
@@ -63,15 +104,39 @@ extension TagFile {
         defer { free(resolved) }
         return String(cString: resolved)
     }
+}
 
-    /// The permission bits of `path` (0o644 when it cannot be read).
-    static func permissions(of path: String) -> mode_t {
-        var status = stat()
-        return stat(path, &status) == 0 ? status.st_mode & 0o7777 : 0o644
+/// What an edited file is: which file (device, inode), which version of it (size,
+/// modification time), and what a rewrite must keep (mode, owner, group, links).
+struct EditedFile: Equatable {
+    var identity: FileIdentity
+    var size: Int64
+    var modifiedSeconds: Int
+    var modifiedNanoseconds: Int
+    var mode: mode_t
+    var owner: uid_t
+    var group: gid_t
+    var links: UInt64
+
+    init(_ status: stat) {
+        identity = FileIdentity(status)
+        size = Int64(status.st_size)
+        #if canImport(Darwin)
+        modifiedSeconds = Int(status.st_mtimespec.tv_sec)
+        modifiedNanoseconds = Int(status.st_mtimespec.tv_nsec)
+        #else
+        modifiedSeconds = Int(status.st_mtim.tv_sec)
+        modifiedNanoseconds = Int(status.st_mtim.tv_nsec)
+        #endif
+        mode = status.st_mode & 0o7777
+        owner = status.st_uid
+        group = status.st_gid
+        links = UInt64(status.st_nlink)
     }
 
-    /// Gives `path` the permission bits `mode` (best effort: the file is already published).
-    static func setPermissions(_ mode: mode_t, of path: String) {
-        _ = chmod(path, mode)
+    /// The same file, not written since.
+    func isSameVersion(as other: EditedFile) -> Bool {
+        identity == other.identity && size == other.size && modifiedSeconds == other.modifiedSeconds
+            && modifiedNanoseconds == other.modifiedNanoseconds
     }
 }

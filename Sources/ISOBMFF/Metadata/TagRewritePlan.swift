@@ -125,7 +125,8 @@ public struct TagRewritePlan: Sendable {
     /// 2. the `free` box's size cut to the new `moov`'s (4 bytes; skipped when equal): it
     ///    now holds exactly the new `moov`, still typed `free`;
     /// 3. that box's type flipped to `moov` (4 bytes): readers take the first `moov`, the old;
-    /// 4. the old `moov`'s type flipped to `free` (4 bytes): the new one is the only `moov`.
+    /// 4. the old `moov`'s type flipped to `free` (4 bytes): the new one is the only `moov`;
+    /// 5. the old `moov`'s payload zeroed (removed values are gone from the file).
     ///
     /// Nothing else moves, so no offset changes, and the new `moov` stays ahead of the media
     /// (it takes the place of padding that already was). Nil when the padding cannot hold the
@@ -162,12 +163,25 @@ public struct TagRewritePlan: Sendable {
             rest.write(UInt32(room - used))  // room fits 32 bits: the padding's header is 8 bytes.
             rest.write(FourCC("free"))
             inside += rest.bytes
+            // What the padding held before (an older moov's tags) is zeroed, not left behind.
+            if try !hasChunkOffset(in: movieBox, within: padding.offset..<padding.end) {
+                inside += [UInt8](repeating: 0, count: Int(room - used - 8))
+            }
         }
         var writes: [(offset: UInt64, bytes: [UInt8])] = [(padding.offset + 8, inside)]
         if !chapterData.isEmpty { writes.append((padding.end - UInt64(chapterData.count), chapterData)) }
         if size < room { writes.append((padding.offset, Array(new[0..<4]))) }
         writes.append((padding.offset + 4, FourCC("moov").bytes))
         writes.append((moov.offset + 4, FourCC("free").bytes))
+        // 5. The old moov's payload zeroed: removed tags and replaced covers are gone from
+        //    the file, not only from its index (it is padding by now, read by no one) —
+        //    unless a damaged file keeps media there (a chunk offset inside the old moov or
+        //    its padding): then those bytes stay as they are.
+        if moov.size > UInt64(moov.headerSize),
+           try !hasChunkOffset(in: movieBox, within: moov.offset..<padding.end) {
+            writes.append((moov.offset + UInt64(moov.headerSize),
+                           [UInt8](repeating: 0, count: Int(moov.size) - moov.headerSize)))
+        }
         return writes
     }
 
@@ -267,6 +281,24 @@ public struct TagRewritePlan: Sendable {
             }
         }
         return bytes
+    }
+
+    /// Whether a `stco`/`co64` entry of `moov` points into `range` (media kept where tags
+    /// are, in a damaged file).
+    private static func hasChunkOffset(in moov: [UInt8], within range: Range<UInt64>) throws -> Bool {
+        var bytes = moov
+        var found = false
+        try patch(&bytes, containers: ["moov", "trak", "mdia", "minf", "stbl"]) { header, payload, _ in
+            guard !found, header.type == "stco" || header.type == "co64" else { return }
+            var reader = payload
+            _ = try reader.readVersionAndFlags()
+            let wide = header.type == "co64"
+            let count = try reader.readEntryCount(entrySize: wide ? 8 : 4)
+            for _ in 0..<count where !found {
+                found = range.contains(wide ? try reader.readUInt64() : UInt64(try reader.readUInt32()))
+            }
+        }
+        return found
     }
 
     /// Calls `body` with every box under `containers` (the top box included), depth first.

@@ -7,21 +7,52 @@
 extension ItemList {
     /// The items of the `ilst` in the first `meta` of `userData` (a whole `udta` box, header
     /// included); an empty list when there is none.
+    ///
+    /// A child of `udta` or of that `meta` whose size does not fit its parent hides what
+    /// follows it: the list then says where (``unreadableFrom``, with a warning), so that it
+    /// is never written back as if the file had no more tags.
     public init(userData: [UInt8]) {
         self.init()
         var udta = ByteReader(userData, path: "moov")
         guard let (_, payload) = try? udta.readBox(depth: 2) else { return }
+        // Every child of udta and of its first meta is read, as ``userData(replacingIn:)``
+        // copies them all: damage anywhere there would be written back as the end.
+        var damage: (offset: UInt64, warning: String)?
+        func damaged(_ reader: ByteReader, _ parent: String, _ error: Error) {
+            damage = (reader.fileOffset, "the \(parent) is damaged at byte \(reader.fileOffset) of its udta (\(error)): "
+                      + "its tags cannot all be read")
+        }
+        var list: ItemList?
         var children = payload
-        while let (child, body) = try? children.readBox(depth: 3) {
-            guard child.type == "meta" else { continue }
-            // The first `meta` is the one written back (``userData(replacingIn:)``).
-            guard var metaChildren = CopiedBoxSanitizer.metaChildren(body) else { return }
-            while let (box, boxPayload) = try? metaChildren.readBox(depth: 4) {
-                guard box.type == "ilst" else { continue }
-                self = ItemList(parsing: boxPayload)
-                return
+        udtaChildren: while true {
+            let read: (BoxHeader, ByteReader)?
+            do { read = try children.readBox(depth: 3) } catch {
+                damaged(children, "udta", error)
+                break
             }
-            return
+            guard let (child, body) = read else { break }
+            // The first `meta` is the one written back (``userData(replacingIn:)``).
+            guard child.type == "meta", list == nil,
+                  var metaChildren = CopiedBoxSanitizer.metaChildren(body) else { continue }
+            list = ItemList()
+            var readList = false
+            while true {
+                let box: (BoxHeader, ByteReader)?
+                do { box = try metaChildren.readBox(depth: 4) } catch {
+                    damaged(metaChildren, "udta/meta", error)
+                    break udtaChildren
+                }
+                guard let (header, boxPayload) = box else { break }
+                if header.type == "ilst", !readList {
+                    list = ItemList(parsing: boxPayload)
+                    readList = true
+                }
+            }
+        }
+        if let list { self = list }
+        if let damage {
+            warnings.append(damage.warning)
+            unreadableFrom = unreadableFrom ?? damage.offset
         }
     }
 
