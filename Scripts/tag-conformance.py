@@ -98,7 +98,7 @@ except ImportError:  # pragma: no cover
 
 CORPUS = os.environ.get("CORPUS_DIR") or os.path.join(ROOT, "..", "shared", "corpus")
 FIXTURES = os.path.join(ROOT, "Fixtures")
-NOT_INPUTS = (".json", ".keys", ".md", ".txt", ".tsv", ".list")
+NOT_INPUTS = (".json", ".keys", ".md", ".txt", ".tsv", ".list", ".jpg", ".png")
 # Boxes the walker descends into: moov's track structure and movie fragments, and (to find
 # damage the tag writer must not copy back) moov/udta and its first meta. Everything else
 # (stsd, ilst…) is compared as opaque bytes.
@@ -501,13 +501,18 @@ def compare_boxes(orig, new):
     boxes, trailing, index, after, end = movie_layout(orig)
     nboxes, ntrailing = walk(new)
     moov = boxes[index]
+    # The edited region starts with the free/skip boxes right before the old moov (what
+    # in-place edits leave there; a rewrite gives them back), then the moov and its padding.
+    first = index
+    while first > 0 and boxes[first - 1].kind in PADDING:
+        first -= 1
+    lead = boxes[first].offset
     problems = []
-    if new[:moov.offset] != orig[:moov.offset]:
-        problems.append("bytes before the moov changed")
-    # The edited region: from the old moov's offset, the moov and the free/skip around it.
-    start = next((i for i, b in enumerate(nboxes) if b.offset == moov.offset), None)
+    if new[:lead] != orig[:lead]:
+        problems.append("bytes before the moov and the padding before it changed")
+    start = next((i for i, b in enumerate(nboxes) if b.offset == lead), None)
     if start is None:
-        return [f"no box starts at the old moov's offset {moov.offset}"], 0, 0, None
+        return [f"no box starts where the old moov's region did ({lead})"], 0, 0, None
     stop = start
     while stop < len(nboxes) and nboxes[stop].kind in PADDING | {b"moov"}:
         stop += 1

@@ -155,11 +155,13 @@ public enum TagFile {
         // Held until `input` closes, after the write: a second edit of the file waits for none
         // and fails at once (fileBusy) rather than interleave its writes with this one's.
         let file = dryRun ? nil : try lockForEditing(input, at: target, shown: path)
+        let leftovers = dryRun ? [] : removeStaleTemporaries(of: target)
         let layout = try Layout(input)
         let before = ItemList(userData: layout.userData ?? [])
         var tags = before
         try change(&tags)
         tags.warnings = []
+        try checkNewImages(tags, before: before, shown: path)
         var newUserData = tags.userData(replacingIn: layout.userData)
         var chapterEdit: ChapterEdit?
         if let chapters {
@@ -167,7 +169,7 @@ public enum TagFile {
             newUserData = edit.userData
             chapterEdit = edit
         }
-        var result = TagWriteResult(tags: tags, method: .none, warnings: before.warnings)
+        var result = TagWriteResult(tags: tags, method: .none, warnings: leftovers + before.warnings)
         if let chapterEdit {
             result.chapters = chapterEdit.chapters
             if let warning = chapterEdit.warning { result.warnings.append(warning) }
@@ -215,6 +217,25 @@ public enum TagFile {
         var written = result
         written.method = .rewrite
         return written
+    }
+
+    /// Refuses (`.unsupportedInput`) a cover the edit adds that is not a whole image of its
+    /// format (``TagImage/structuralProblem``): bytes that only start like one make a file
+    /// players fail on. Covers already in the file are kept as they are.
+    static func checkNewImages(_ tags: ItemList, before: ItemList, shown: String) throws {
+        func images(_ list: ItemList) -> [TagImage] {
+            list.items.flatMap { item -> [TagImage] in
+                if case .images(let images) = item.value { return images }
+                return []
+            }
+        }
+        let old = images(before)
+        for image in images(tags) where !old.contains(image) {
+            if let problem = image.structuralProblem {
+                throw RemuxError(.unsupportedInput, "\(shown): a new cover is not a whole \(image.format.rawValue) "
+                                 + "image (\(problem)); the file is left as it was")
+            }
+        }
     }
 
     /// Writes the plan beside `target` and publishes it over `target`, with its permissions.

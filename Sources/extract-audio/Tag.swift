@@ -51,6 +51,10 @@ enum TagCommand {
                 throw RemuxError(.unsupportedInput, "\(path) is neither a JPEG nor a PNG image (it starts with "
                                  + "\(head)); covers must be one of those")
             }
+            if let problem = image.structuralProblem {
+                throw RemuxError(.unsupportedInput, "\(path) is not a whole \(image.format.rawValue) image "
+                                 + "(\(problem)); covers must be")
+            }
             changes.covers.append(image)
         }
         return changes

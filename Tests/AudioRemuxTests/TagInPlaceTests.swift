@@ -46,6 +46,22 @@ final class TagInPlaceTests: XCTestCase {
         return path
     }
 
+    /// The library refuses a new cover that is not a whole image, in the closure form too,
+    /// and leaves the file as it was; the covers already in a file are kept as they are.
+    func testANewCoverMustBeAWholeImage() throws {
+        let path = directory.write("cover.m4a", readFile(fixture("meta-itunes.m4a")))
+        let before = readFile(path)
+        var png = readFile(fixture("images/cover.png"))
+        png[png.count - 1] ^= 0x01  // IEND's CRC.
+        XCTAssertThrowsError(try TagFile.edit(path) { tags in
+            tags.set(.images([TagImage(format: .png, bytes: png)]), for: .code("covr"))
+        }) { error in
+            XCTAssertEqual((error as? RemuxError)?.code, .unsupportedInput)
+        }
+        XCTAssertEqual(readFile(path), before)
+        XCTAssertNoThrow(try TagFile.edit(path) { tags in tags.set(.text(["Covers kept"]), for: .code("©nam")) })
+    }
+
     func testStopAfterEachWriteLeavesOldOrNewTags() throws {
         for name in ["meta-itunes.m4a", "aac-h264-faststart.mp4", "frag-keyframe.mp4"] {
             let source = try prepared(name)

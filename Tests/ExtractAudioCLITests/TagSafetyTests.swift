@@ -156,6 +156,70 @@ final class TagSafetyTests: XCTestCase {
         }
     }
 
+    /// A cover must be a whole image: bytes that only start like a JPEG, a PNG cut short or
+    /// with a chunk's CRC wrong are refused (69) before the file is touched.
+    func testCoversMustBeWholeImages() throws {
+        let path = copy("meta-itunes.m4a")
+        let before = readFile(path)
+        let jpeg = readFile(fixture("images/cover.jpg"))
+        let png = readFile(fixture("images/cover.png"))
+        var badCRC = png
+        badCRC[40] ^= 0x01  // Inside IHDR's or the next chunk's data.
+        let cases: [(String, [UInt8], String)] = [
+            ("fake.jpg", [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 7, count: 300), "JPEG"),
+            ("cut.jpg", Array(jpeg.prefix(jpeg.count / 2)), "JPEG"),
+            ("cut.png", Array(png.prefix(png.count - 20)), "PNG"),
+            ("crc.png", badCRC, "PNG"),
+        ]
+        for (name, bytes, format) in cases {
+            let image = directory.write(name, bytes)
+            let run = try runCLI(["tag", "--cover", image, path])
+            XCTAssertEqual(run.status, 69, "\(name): \(run.stderr)")
+            XCTAssertTrue(run.stderr.contains("not a whole \(format) image"), run.stderr)
+            XCTAssertEqual(readFile(path), before, name)
+        }
+        XCTAssertNil(TagImage(format: .jpeg, bytes: jpeg).structuralProblem)
+        XCTAssertNil(TagImage(format: .png, bytes: png).structuralProblem)
+        let good = try runCLI(["tag", "--cover", fixture("images/cover.jpg"), "--cover", fixture("images/cover.png"), path])
+        XCTAssertEqual(good.status, 0, good.stderr)
+    }
+
+    /// A temporary file left by a killed edit (its process gone) is removed by the next edit
+    /// of that file, which says so; one whose process is alive is left alone.
+    func testAStaleTemporaryFileIsRemovedByTheNextEdit() throws {
+        let path = copy("meta-itunes.m4a")
+        let gone = Process()
+        gone.executableURL = URL(fileURLWithPath: "/bin/true")
+        try gone.run()
+        gone.waitUntilExit()
+        let stale = directory.write(".meta-itunes.m4a.extract-audio-\(gone.processIdentifier)-k1lled.tmp", [1, 2, 3])
+        let live = directory.write(".meta-itunes.m4a.extract-audio-\(getpid())-w0rking.tmp", [4, 5, 6])
+        let other = directory.write(".other.m4a.extract-audio-\(gone.processIdentifier)-k1lled.tmp", [7])
+        let run = try runCLI(["tag", "--set", "title=After a kill", path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("removed \(stale), a temporary file left by an interrupted edit"), run.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: stale))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: live), "its writer is running")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: other), "another file's")
+    }
+
+    /// 100 edits alternating a long and a short value: the file never grows past its size
+    /// after the first edit by more than that edit's padding, since the padding is reused.
+    func testRepeatedEditsDoNotGrowTheFile() throws {
+        let path = copy("meta-itunes.m4a")
+        let long = String(repeating: "long comment ", count: 200)
+        XCTAssertEqual(try runCLI(["tag", "--set", "comment=\(long)", path]).status, 0)
+        let first = readFile(path).count
+        var largest = first
+        for k in 0..<100 {
+            let run = try runCLI(["tag", "--set", k % 2 == 0 ? "comment=short \(k)" : "comment=\(long)\(k)", path])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            largest = max(largest, readFile(path).count)
+        }
+        XCTAssertLessThanOrEqual(largest, first + 4096 + long.utf8.count + 64, "grew from \(first) to \(largest)")
+        XCTAssertNoThrow(try Movie(reading: MemoryByteSource(readFile(path))))
+    }
+
     func contains(_ bytes: [UInt8], _ text: String) -> Bool {
         let needle = Array(text.utf8)
         guard bytes.count >= needle.count else { return false }

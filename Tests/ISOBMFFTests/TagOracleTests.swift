@@ -108,8 +108,9 @@ final class TagOracleTests: XCTestCase {
         try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] ?? [:]
     }
 
-    static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10] + Array("JFIF".utf8) + [UInt8](repeating: 0x11, count: 300)
-    static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0x22, count: 200)
+    // Whole images (a cover must be one): FFmpeg's 16×16 test pattern (Fixtures/README.md).
+    static let jpeg = readFile(fixture("images/cover.jpg"))
+    static let png = readFile(fixture("images/cover.png"))
 
     static func sha256Hex(_ bytes: [UInt8], in directory: TemporaryDirectory) throws -> String {
         let path = directory.write("hash-\(bytes.count)", bytes)

@@ -10,6 +10,8 @@
 //   - fchmod(2), fchown(2) (OutputFile.swift): the rewrite's copy gets the original's
 //     permission bits, owner and group before any byte is written.
 //   - realpath(3) with a NULL buffer: allocates on glibc, musl and Darwin; freed with free(3).
+//   - opendir(3), readdir(3), closedir(3), lstat(2), kill(2) with signal 0 and ESRCH, unlink(2):
+//     POSIX; dirent's d_name is a fixed array on glibc and Darwin alike.
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)
@@ -32,6 +34,46 @@ extension TagFile {
                 throw RemuxError(.cannotCreateOutput, "cannot write \(shown): \(what) is read-only (left as it was)")
             }
         }
+    }
+
+    /// Removes the temporary files (`.NAME.extract-audio-PID-RANDOM.tmp`, see `OutputFile`)
+    /// that an edit of `target` killed before it could clean up left beside it: those whose
+    /// process is gone (kill(2) says ESRCH), regular files of this user. Returns one warning
+    /// for each. Called with the file's lock held, so no live edit of it is writing one.
+    static func removeStaleTemporaries(of target: String) -> [String] {
+        let folder = directoryName(of: target)
+        let name = baseName(of: target)
+        // The name as OutputFile shortens it: the part before the suffix must be the whole
+        // name, or a prefix of it that was cut to fit NAME_MAX.
+        let nameBytes = Array(name.utf8)
+        let marker = Array(".extract-audio-".utf8)
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var warnings: [String] = []
+        while let entry = readdir(directory) {
+            let entryName = withUnsafePointer(to: &entry.pointee.d_name) {
+                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            }
+            let bytes = Array(entryName.utf8)
+            guard bytes.first == UInt8(ascii: "."), entryName.hasSuffix(".tmp"), bytes.count > marker.count + 5,
+                  let at = (1...(bytes.count - marker.count - 4)).last(where: {
+                      bytes[$0..<($0 + marker.count)].elementsEqual(marker)
+                  }) else { continue }
+            let kept = bytes[1..<at]
+            let fields = bytes[(at + marker.count)..<(bytes.count - 4)].split(separator: UInt8(ascii: "-"))
+            guard fields.count == 2, let pid = Int32(String(decoding: fields[0], as: UTF8.self)), pid > 0,
+                  kept.elementsEqual(nameBytes)
+                    || (!kept.isEmpty && nameBytes.starts(with: kept) && bytes.count >= 255 - 4) else { continue }
+            let path = (folder == "." ? "" : folder + "/") + entryName
+            var status = stat()
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
+                  status.st_uid == geteuid() || geteuid() == 0 else { continue }
+            guard kill(pid, 0) != 0 && errno == ESRCH else { continue }  // Its writer may be running.
+            if unlink(path) == 0 {
+                warnings.append("removed \(path), a temporary file left by an interrupted edit (process \(pid) is gone)")
+            }
+        }
+        return warnings
     }
 
     /// Takes the edit's lock on the file `input` has open (`flock(2)`, held until `input` is

@@ -1,6 +1,8 @@
 /// How a file is rewritten with new tags: every top-level box copied byte for byte except
 /// `moov` (its `udta` replaced), a `free` box of padding after `moov`, and the absolute
-/// offsets that point past the old `moov` moved by what it grew or shrank.
+/// offsets that point past the old `moov` moved by what it grew or shrank. The `free`/`skip`
+/// boxes right before and right after the old `moov` are the old padding: the new `moov`
+/// and its padding take their place.
 ///
 /// Absolute offsets (ISO/IEC 14496-12): chunk offsets in `stco`/`co64` (§ 8.7.5), the
 /// offsets of a `saio` in `stbl` (§ 8.7.9), a `tfhd`'s base_data_offset when its flag
@@ -9,8 +11,7 @@
 /// references) is relative to boxes that move together. Sample bytes never change.
 ///
 /// The padding is at least the new `moov`'s size plus 4 KiB, so that a later edit can be
-/// written in place (``inPlaceEdit(boxes:movieBox:userData:chapters:)``); `free`/`skip` boxes right after the old `moov` are
-/// the old padding and are replaced by the new one.
+/// written in place (``inPlaceEdit(boxes:movieBox:userData:chapters:)``).
 public struct TagRewritePlan: Sendable {
     /// One piece of the output, in order.
     public enum Piece: Sendable, Equatable {
@@ -55,6 +56,16 @@ public struct TagRewritePlan: Sendable {
         var after = index + 1
         while after < boxes.count, boxes[after].type == "free" || boxes[after].type == "skip" { after += 1 }
         let oldEnd = after < boxes.count ? boxes[after].offset : boxes[boxes.count - 1].end
+        // The padding right before moov too (what in-place edits leave: each new moov is
+        // written after the old one, which becomes free), so that a rewrite gives it back
+        // and repeated edits do not grow the file; kept where a damaged file's chunk
+        // offsets point into it.
+        var first = index
+        while first > 0, boxes[first - 1].type == "free" || boxes[first - 1].type == "skip" { first -= 1 }
+        if first < index, try Self.hasChunkOffset(in: movieBox, within: boxes[first].offset..<moov.offset) {
+            first = index
+        }
+        let start = boxes[first].offset
         var withNewUserData = try Self.movieBox(movieBox, replacingUserData: userData)
         var chapterChunk: (position: Int, large: Bool)?
         var chapterData: [UInt8] = []
@@ -63,7 +74,7 @@ public struct TagRewritePlan: Sendable {
             // mdat header) may start past 4 GiB.
             var large = false
             var edited = try chapters.movieBox(withNewUserData, largeOffsets: false)
-            if moov.offset + 2 * UInt64(edited.bytes.count) + UInt64(Self.extraPadding) + 16 > UInt64(UInt32.max) {
+            if start + 2 * UInt64(edited.bytes.count) + UInt64(Self.extraPadding) + 16 > UInt64(UInt32.max) {
                 large = true
                 edited = try chapters.movieBox(withNewUserData, largeOffsets: true)
             }
@@ -72,18 +83,18 @@ public struct TagRewritePlan: Sendable {
             chapterData = chapters.mediaDataBox
         }
         let paddingSize = withNewUserData.count + Self.extraPadding
-        let oldSize = Int64(oldEnd - moov.offset)  // A file's length fits Int64.
+        let oldSize = Int64(oldEnd - start)  // A file's length fits Int64.
         delta = Int64(withNewUserData.count + paddingSize + chapterData.count) - oldSize
         threshold = oldEnd
         self.movieBox = try Self.shiftingChunkOffsets(withNewUserData, by: delta, threshold: oldEnd)
         if let chapterChunk {
             // Left 0 by the shift (below the threshold); the samples follow the mdat header.
             ChapterTrack.Change.setChunkOffset(&self.movieBox, at: chapterChunk.position,
-                                               to: moov.offset + UInt64(withNewUserData.count + paddingSize + 8),
+                                               to: start + UInt64(withNewUserData.count + paddingSize + 8),
                                                large: chapterChunk.large)
         }
         pieces = []
-        for box in boxes[..<index] { pieces.append(.copy(offset: box.offset, count: box.size)) }
+        for box in boxes[..<first] { pieces.append(.copy(offset: box.offset, count: box.size)) }
         pieces.append(.write(self.movieBox))
         pieces.append(.write(Self.freeBox(size: paddingSize)))
         if !chapterData.isEmpty { pieces.append(.write(chapterData)) }
