@@ -41,6 +41,10 @@ public struct RemuxError: Error, Sendable, Equatable, CustomStringConvertible {
         /// Another edit holds the file, or it was replaced or changed while being edited; it
         /// was not written. Try again.
         case fileBusy
+        /// The output is complete and in place, but the system could not confirm it is on
+        /// disk (syncing its folder after the rename failed): after a crash the old file, or
+        /// none, may be back.
+        case notSynced
     }
 
     /// What kind of failure it is.

@@ -188,8 +188,13 @@ public enum TagFile {
         do {
             if let writes = try TagRewritePlan.inPlaceEdit(boxes: layout.boxes, movieBox: layout.movieBox,
                                                            userData: newUserData, chapters: trackChange) {
-                try writeInPlace(writes, to: target, shown: path, file: file, stop: stop)
+                // The write that makes the new moov the only one: the old moov's type turned free.
+                let moovType = (layout.boxes.first { $0.type == "moov" }?.offset ?? 0) + 4
+                let commit = writes.firstIndex { $0.offset == moovType } ?? writes.count - 1
+                let cleared = try writeInPlace(writes, commit: commit, to: target, shown: path, file: file,
+                                               stop: stop)
                 var written = result
+                written.warnings += cleared
                 written.method = .inPlace
                 return written
             }

@@ -12,6 +12,8 @@ enum ExitStatus: Int32 {
     case noInput = 66
     /// EX_UNAVAILABLE: the codec or a feature of the input is not supported.
     case unsupported = 69
+    /// EX_OSERR: the output is complete and in place, but syncing its folder failed.
+    case notSynced = 71
     /// EX_CANTCREAT: the destination exists, or cannot be created.
     case cannotCreate = 73
     /// EX_IOERR: reading or writing failed.
@@ -36,6 +38,7 @@ enum ExitStatus: Int32 {
         case .ioError: self = .ioError
         case .cancelled: self = .interrupted
         case .fileBusy: self = .busy
+        case .notSynced: self = .notSynced
         }
     }
 }

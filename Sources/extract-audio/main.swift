@@ -161,7 +161,9 @@ let usage = """
       0 success            64 usage error, bad tag key or value   65 malformed or truncated input
       66 cannot open input 69 unsupported codec or cover image    73 output exists / cannot be created
                            (tag: the file or its folder is read-only, or hard-linked)
-      74 I/O error         75 tag: the file is being edited by another run, try again
+      71 written and in place, but its folder could not be synced to disk
+      74 I/O error (the destination left as it was)
+      75 tag: the file is being edited by another run, try again
       79 no audio track    130/143 interrupted (SIGINT/SIGTERM)
       With several inputs: the status of the first that failed.
     """

@@ -165,8 +165,12 @@ final class OutputFile: ByteSink {
         guard csystem_full_sync(descriptor) == 0 else {
             throw RemuxError(.ioError, "cannot flush \(destination) to disk: \(errorText(errno))")
         }
-        close(descriptor)
+        // close(2) can report a delayed write error (network file systems): before the move.
+        let closed = close(descriptor)
         descriptor = -1
+        guard closed == 0 else {
+            throw RemuxError(.ioError, "cannot write \(destination): \(errorText(errno)) (nothing was written there)")
+        }
         if overwrite {
             // Whatever appeared meanwhile must also be a regular file (or a link) to be replaced.
             try Destination.check(destination, overwrite: true)
@@ -211,8 +215,8 @@ final class OutputFile: ByteSink {
         defer { close(fd) }
         // Some file systems cannot sync a folder (EINVAL): nothing to report there.
         guard csystem_full_sync(fd) == 0 || errno == EINVAL || errno == ENOTSUP else {
-            throw RemuxError(.ioError, "\(destination) was written in full, but its folder could not be synced to disk "
-                             + "(\(errorText(errno))): after a crash the old file may be back")
+            throw RemuxError(.notSynced, "\(destination) was written in full and is in place, but its folder could "
+                             + "not be synced to disk (\(errorText(errno))): after a crash the old file may be back")
         }
     }
 

@@ -110,9 +110,15 @@ extension TagFile {
 
     /// The in-place writes, each followed by a sync (`F_FULLFSYNC` on Darwin), through a
     /// descriptor checked to be the file that was read and locked.
-    static func writeInPlace(_ writes: [(offset: UInt64, bytes: [UInt8])], to target: String, shown: String,
-                             file: EditedFile, stop: Int?) throws {
-        let fd = retryingOnInterrupt { open(target, O_WRONLY | O_CLOEXEC) }
+    ///
+    /// `commit` is the write after which the new tags are the file's (the old `moov` turned
+    /// `free`). Until it is done, the bytes each write replaces are kept: a failed write or
+    /// sync puts them back, so a failure leaves the file as it was, byte for byte
+    /// (``RemuxError/Code/ioError``). A failure after it (clearing the old bytes) leaves the
+    /// edit complete and is returned as a warning.
+    static func writeInPlace(_ writes: [(offset: UInt64, bytes: [UInt8])], commit: Int, to target: String,
+                             shown: String, file: EditedFile, stop: Int?) throws -> [String] {
+        let fd = retryingOnInterrupt { open(target, O_RDWR | O_CLOEXEC) }
         guard fd >= 0 else { throw RemuxError(.cannotCreateOutput, "cannot write \(shown): \(errorText(errno))") }
         defer { close(fd) }
         var status = stat()
@@ -120,23 +126,47 @@ extension TagFile {
             throw RemuxError(.fileBusy, "\(shown) was replaced or changed while it was being edited (by another "
                              + "program?): this edit was not written; try again")
         }
+        func put(_ bytes: [UInt8], at offset: UInt64) -> Int32? {
+            guard let position = off_t(exactly: offset) else { return EOVERFLOW }
+            let written = bytes.withUnsafeBytes { buffer in
+                retryingOnInterrupt { pwrite(fd, buffer.baseAddress, buffer.count, position) }
+            }
+            guard written == bytes.count else { return written < 0 ? errno : ENOSPC }
+            return csystem_full_sync(fd) == 0 ? nil : errno
+        }
+        // What the writes up to the commit replace (inside the old padding and moov: the
+        // moov's size bounds it).
+        var saved: [[UInt8]] = []
+        for write in writes.prefix(commit + 1) {
+            var old = [UInt8](repeating: 0, count: write.bytes.count)
+            let read = old.withUnsafeMutableBytes { buffer in
+                retryingOnInterrupt { pread(fd, buffer.baseAddress, buffer.count, off_t(clamping: write.offset)) }
+            }
+            guard read == old.count else {
+                throw RemuxError(.ioError, "cannot read \(shown): \(errorText(read < 0 ? errno : EIO)) (left as it was)")
+            }
+            saved.append(old)
+        }
+        var warnings: [String] = []
         for (n, write) in writes.enumerated() {
-            guard let offset = off_t(exactly: write.offset) else {
-                throw RemuxError(.ioError, "cannot write \(shown) at byte \(write.offset)")
-            }
-            let written = write.bytes.withUnsafeBytes { buffer in
-                retryingOnInterrupt { pwrite(fd, buffer.baseAddress, buffer.count, offset) }
-            }
-            guard written == write.bytes.count else {
-                let code = written < 0 ? errno : ENOSPC
-                throw RemuxError(.ioError, "cannot write \(shown): \(errorText(code)) (stopped after \(n) of "
-                                 + "\(writes.count) in-place steps; the file has its old tags)")
-            }
-            guard csystem_full_sync(fd) == 0 else {
-                throw RemuxError(.ioError, "cannot sync \(shown): \(errorText(errno))")
+            if let code = put(write.bytes, at: write.offset) {
+                guard n <= commit else {
+                    warnings.append("the old tags' bytes could not be cleared (\(errorText(code))): the new tags are "
+                                    + "written, the old ones are left inside padding no reader uses")
+                    break
+                }
+                // Back to the original, newest first.
+                var restored = true
+                for k in stride(from: n, through: 0, by: -1) where put(saved[k], at: writes[k].offset) != nil {
+                    restored = false
+                }
+                throw RemuxError(.ioError, "cannot write \(shown): \(errorText(code)) " + (restored
+                    ? "(the in-place edit was undone: the file is as it was)"
+                    : "(undoing the in-place edit failed too: the file may open with its old tags or the new ones)"))
             }
             if let stop, n + 1 == stop { throw InjectedStop() }
         }
+        return warnings
     }
 
     /// The path with symbolic links resolved, so that the file they point to is edited and

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Tag edits under failing system calls and kills (issue 28): every call of a normal edit.
+
+Builds Scripts/faults/shim.c (an LD_PRELOAD shim) with the system's C compiler, then, for
+each edit below, counts the calls a normal run makes of each kind the shim knows (write and
+pwrite to regular files, fsync/fdatasync, rename, renameat2, copy_file_range, ftruncate)
+and runs the edit again once per call and per way of failing it:
+  - the call fails with ENOSPC, and again with EIO: the file must then hold the original's
+    bytes with a failure status (74, or 73 for a failed rename), or the finished edit's
+    bytes with status 0 (or 71 when only the folder's sync after the rename failed): the
+    finished edit's bytes are those of the same edit run without the shim, except that where
+    a failure came after the new tags were in place (clearing the old ones), bytes the
+    finished edit zeroes may still hold the old ones;
+  - SIGKILL right before the call, and right after it: the file must open with the
+    original's tags or the finished edit's (ffprobe's format tags), its packets unchanged
+    (ffprobe's CRC-32 of each), and no second file but the temporary copy a kill cannot
+    remove, which the next edit of the file then removes, saying so.
+The edits: in place (a file with padding from an earlier edit), in place with a chapter
+list (the chapter mdat too), and two rewrites (a file without padding: audio with moov
+after mdat, and video with moov first, whose chunk offsets all move).
+
+Prints one `ok`/`FAIL` line per edit and call kind, the last line "N passed, M failed";
+exits 1 on failure. Needs cc and ffprobe; a missing one is a failure when CI=true or
+REQUIRE_ORACLES=1, a printed skip otherwise. Set EXTRACT_AUDIO to a built binary to skip
+the release build.
+"""
+import errno
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Scripts"))
+from tool import extract_audio  # noqa: E402
+
+STRICT = os.environ.get("CI", "").lower() in ("true", "1") or os.environ.get("REQUIRE_ORACLES") == "1"
+KINDS = ["write", "pwrite", "fsync", "rename", "renameat2", "copy_file_range", "ftruncate"]
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append(bool(ok))
+    print(("ok   " if ok else "FAIL ") + name + (f": {detail}" if detail else ""), flush=True)
+    return ok
+
+
+def finish():
+    print(f"{results.count(True)} passed, {results.count(False)} failed")
+    sys.exit(0 if all(results) else 1)
+
+
+def probe(path):
+    """(format tags, [(size, CRC-32)] of every packet) from ffprobe, or None if it fails."""
+    r = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format_tags:packet=stream_index,size,data_hash",
+                        "-show_data_hash", "CRC32", "-of", "json", path], capture_output=True)
+    if r.returncode != 0:
+        return None
+    found = json.loads(r.stdout or b"{}")
+    return (found.get("format", {}).get("tags", {}),
+            [(p.get("stream_index"), p.get("size"), p.get("data_hash")) for p in found.get("packets", [])])
+
+
+def zeroed_only(got, done):
+    """`got` is the finished edit's bytes but where the finished edit has zeros (the old
+    tags' bytes it clears, left when clearing failed after the new tags were in place)."""
+    return len(got) == len(done) and all(a == b or b == 0 for a, b in zip(got, done))
+
+
+class Edit:
+    def __init__(self, tool, shim, tmp, name, source, args, prepare=()):
+        self.tool, self.shim, self.name, self.args = tool, shim, name, args
+        self.folder = os.path.join(tmp, name.replace(" ", "-"))
+        os.makedirs(self.folder)
+        self.source = os.path.join(self.folder, "original" + os.path.splitext(source)[1])
+        shutil.copyfile(source, self.source)
+        for step in prepare:  # e.g. an earlier edit that leaves padding
+            r = self.run_plain(self.source, step)
+            assert r.returncode == 0, r.stderr
+        with open(self.source, "rb") as f:
+            self.original = f.read()
+        done = self.fresh("done")
+        r = self.run_plain(done, args)
+        self.ready = r.returncode == 0
+        self.setup_error = r.stderr.decode(errors="replace")
+        with open(done, "rb") as f:
+            self.done = f.read()
+        self.method = "in place" if "in place" in self.setup_error else "rewrite"
+        self.probe_original, self.probe_done = probe(self.source), probe(done)
+
+    def fresh(self, label):
+        path = os.path.join(self.folder, label, "file" + os.path.splitext(self.source)[1])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        for name in os.listdir(os.path.dirname(path)):
+            os.unlink(os.path.join(os.path.dirname(path), name))
+        with open(path, "wb") as f:
+            f.write(self.original)
+        return path
+
+    def run_plain(self, path, args, env=None):
+        return subprocess.run([self.tool, "tag", *args, path], capture_output=True, env=env, timeout=60)
+
+    def run_shim(self, path, extra):
+        env = dict(os.environ, LD_PRELOAD=self.shim, **extra)
+        return self.run_plain(path, self.args, env)
+
+    def counts(self):
+        path = self.fresh("count")
+        counts_file = os.path.join(self.folder, "counts.txt")
+        r = self.run_shim(path, {"FAULT_COUNTS": counts_file})
+        with open(path, "rb") as f:
+            same = f.read() == self.done
+        with open(counts_file) as f:
+            counts = {k: int(n) for k, n in (line.split() for line in f)}
+        return r.returncode == 0 and same, counts
+
+    def sweep(self, kind, count):
+        """Every call of `kind`: failed with ENOSPC and EIO, killed before and after."""
+        problems, outcomes = [], {}
+        for n in range(1, count + 1):
+            for label, extra in (("ENOSPC", {"FAULT_ERRNO": str(errno.ENOSPC)}),
+                                 ("EIO", {"FAULT_ERRNO": str(errno.EIO)}),
+                                 ("kill before", {"FAULT_KILL": "before"}),
+                                 ("kill after", {"FAULT_KILL": "after"})):
+                path = self.fresh("sweep")
+                r = self.run_shim(path, dict(extra, FAULT_CALL=kind, FAULT_AT=str(n)))
+                with open(path, "rb") as f:
+                    got = f.read()
+                others = sorted(set(os.listdir(os.path.dirname(path))) - {os.path.basename(path)})
+                where = f"{kind} #{n} {label}"
+                if label.startswith("kill"):
+                    outcome = self.judge_kill(path, got, r, others, where, problems)
+                else:
+                    outcome = self.judge_failure(got, r, others, where, problems)
+                outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        return problems, outcomes
+
+    def judge_failure(self, got, r, others, where, problems):
+        status = r.returncode
+        message = r.stderr.decode(errors="replace").strip().splitlines()
+        if others:
+            problems.append(f"{where}: left {others}")
+        if got == self.original and status in (73, 74):
+            return "original, failed"
+        if got == self.done and status in (0, 71):
+            return "finished" + (", not synced (71)" if status == 71 else "")
+        if status == 0 and zeroed_only(got, self.done):
+            if not any("could not be cleared" in line for line in message):
+                problems.append(f"{where}: old bytes left without a warning")
+            return "finished, old bytes left (warned)"
+        state = ("the original" if got == self.original else "the finished edit" if got == self.done
+                 else "neither the original nor the finished edit")
+        problems.append(f"{where}: exit {status} with {state}: {message[-1][:160] if message else ''}")
+        return "wrong"
+
+    def judge_kill(self, path, got, r, others, where, problems):
+        if r.returncode not in (-9, 0):
+            problems.append(f"{where}: exit {r.returncode}")
+        temporaries = [o for o in others if ".extract-audio-" in o and o.endswith(".tmp")]
+        if set(others) - set(temporaries):
+            problems.append(f"{where}: left {sorted(set(others) - set(temporaries))}")
+        if got == self.original:
+            outcome = "original"
+        elif got == self.done or zeroed_only(got, self.done):
+            outcome = "finished"
+        else:
+            seen = probe(path)
+            if seen == self.probe_original:
+                outcome = "opens as the original"
+            elif seen == self.probe_done:
+                outcome = "opens as the finished edit"
+            else:
+                problems.append(f"{where}: the file opens as neither the original nor the finished edit")
+                return "damaged"
+        if temporaries:
+            # The next edit of the file removes what the killed one left, and says so.
+            again = self.run_plain(path, ["--set", "comment=after a kill"])
+            left = [o for o in os.listdir(os.path.dirname(path)) if o in temporaries]
+            if again.returncode != 0 or left or b"a temporary file left by an interrupted edit" not in again.stderr:
+                problems.append(f"{where}: the next edit did not remove {temporaries} "
+                                f"(exit {again.returncode}: {again.stderr.decode(errors='replace')[:160]})")
+            outcome += ", temporary removed by the next edit"
+        return outcome
+
+
+def main():
+    tool = extract_audio(ROOT)
+    if tool is None:
+        sys.exit(1)
+    missing = [t for t in ("cc", "ffprobe") if shutil.which(t) is None]
+    if missing:
+        if STRICT:
+            check(f"oracles present ({', '.join(missing)})", False, "missing")
+        else:
+            print(f"skipped ({', '.join(missing)} missing): every fault sweep")
+        finish()
+    tmp = tempfile.mkdtemp(prefix="tag-faults-")
+    try:
+        shim = os.path.join(tmp, "shim.so")
+        built = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", shim,
+                                os.path.join(ROOT, "Scripts", "faults", "shim.c"), "-ldl"], capture_output=True)
+        check("the fault shim builds", built.returncode == 0, built.stderr.decode(errors="replace")[:300])
+        if built.returncode != 0:
+            finish()
+        chapters = os.path.join(tmp, "chapters.txt")
+        with open(chapters, "w") as f:
+            f.write("00:00:00.000 Start\n00:00:00.500 Middle\n")
+        fixture = lambda name: os.path.join(ROOT, "Fixtures", name)  # noqa: E731
+        edits = [
+            ("in place", fixture("meta-itunes.m4a"), ["--set", "title=Faulted", "--remove", "comment"],
+             [["--set", "title=Padded"]]),
+            ("in place with chapters", fixture("meta-itunes.m4a"), ["--chapters-from", chapters, "--set", "title=C"],
+             [["--set", "title=Padded"]]),
+            ("rewrite, moov after mdat", fixture("meta-itunes.m4a"),
+             ["--set", "title=Rewritten", "--cover", fixture("images/cover.jpg")], []),
+            ("rewrite, moov first (offsets move)", fixture("meta-itunes-video.mp4"),
+             ["--set", "title=Rewritten", "--cover", fixture("images/cover.png")], []),
+        ]
+        for name, source, args, prepare in edits:
+            edit = Edit(tool, shim, tmp, name, source, args, prepare)
+            ready = edit.ready and edit.probe_done is not None
+            if not check(f"{name}: the edit succeeds without faults", ready, "" if ready else edit.setup_error[:200]):
+                continue
+            expected_method = "in place" if name.startswith("in place") else "rewrite"
+            check(f"{name}: made {expected_method}", edit.method == expected_method,
+                  "" if edit.method == expected_method else edit.setup_error[:200])
+            same, counts = edit.counts()
+            check(f"{name}: the shim alone changes nothing", same, str(counts))
+            print(f"     {name}: calls of a normal edit: "
+                  + ", ".join(f"{k} {counts.get(k, 0)}" for k in KINDS if counts.get(k)), flush=True)
+            for kind in KINDS:
+                if not counts.get(kind):
+                    continue
+                problems, outcomes = edit.sweep(kind, counts[kind])
+                check(f"{name}: each of {counts[kind]} {kind} call(s) failed (ENOSPC, EIO) or killed (before, after)",
+                      not problems, "; ".join(problems[:4]) if problems else
+                      ", ".join(f"{v}× {k}" for k, v in sorted(outcomes.items())))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    finish()
+
+
+if __name__ == "__main__":
+    main()
