@@ -9,6 +9,9 @@
 //     cache on Darwin. Where F_FULLFSYNC fails (file systems without it), fsync.
 //   - copy_file_range and sync_file_range: Linux only; ENOSYS and nothing on Darwin.
 //   - ioctl(fd, TIOCGWINSZ, &winsize): ioctl(2), tty(4); <sys/ioctl.h>.
+//   - flistxattr(fd, buf, size, 0), fgetxattr(fd, name, value, size, 0, 0),
+//     fsetxattr(fd, name, value, size, 0, 0): listxattr(2), getxattr(2), setxattr(2);
+//     <sys/xattr.h>, each with Darwin's extra position and options arguments.
 //   - pthread_mutex_init/lock/unlock/destroy: pthread_mutex_init(3), pthread_mutex_lock(3);
 //     the mutex lives on the heap (malloc(3)) and never moves. The same code on Linux and
 //     Darwin: no os_unfair_lock branch, so what CI tests is what apps run.
@@ -25,8 +28,12 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+#include <string.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
+#endif
+#if defined(__linux__) || defined(__APPLE__)
+#include <sys/xattr.h>
 #endif
 #if defined(__APPLE__)
 #include <limits.h>
@@ -171,4 +178,45 @@ void csystem_thread_join(csystem_thread *thread) {
     if (thread == NULL) return;
     (void)pthread_join(thread->thread, NULL);
     free(thread);
+}
+
+int csystem_copy_xattrs(int from, int to) {
+#if defined(__linux__) || defined(__APPLE__)
+#if defined(__APPLE__)
+#define CSYSTEM_LIST(fd, buffer, size) flistxattr(fd, buffer, size, 0)
+#define CSYSTEM_GET(fd, name, value, size) fgetxattr(fd, name, value, size, 0, 0)
+#define CSYSTEM_SET(fd, name, value, size) fsetxattr(fd, name, value, size, 0, 0)
+#else
+#define CSYSTEM_LIST(fd, buffer, size) flistxattr(fd, buffer, size)
+#define CSYSTEM_GET(fd, name, value, size) fgetxattr(fd, name, value, size)
+#define CSYSTEM_SET(fd, name, value, size) fsetxattr(fd, name, value, size, 0)
+#endif
+    ssize_t size = CSYSTEM_LIST(from, NULL, 0);
+    if (size <= 0) return size < 0 && errno != ENOTSUP ? -1 : 0;
+    char *names = malloc((size_t)size);
+    if (!names) return -1;
+    size = CSYSTEM_LIST(from, names, (size_t)size);
+    if (size < 0) {
+        free(names);
+        return -1;
+    }
+    int failed = 0;
+    for (char *name = names; name < names + size; name += strlen(name) + 1) {
+        ssize_t length = CSYSTEM_GET(from, name, NULL, 0);
+        void *value = length >= 0 ? malloc(length > 0 ? (size_t)length : 1) : NULL;
+        if (!value) {
+            failed++;
+            continue;
+        }
+        length = CSYSTEM_GET(from, name, value, (size_t)length);
+        if (length < 0 || CSYSTEM_SET(to, name, value, (size_t)length) != 0) failed++;
+        free(value);
+    }
+    free(names);
+    return failed;
+#else
+    (void)from;
+    (void)to;
+    return 0;
+#endif
 }

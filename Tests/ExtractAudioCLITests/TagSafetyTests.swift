@@ -89,6 +89,32 @@ final class TagSafetyTests: XCTestCase {
         }
     }
 
+    /// A rewrite keeps the file's extended attributes (a user attribute, as a Finder tag or
+    /// a download's origin is kept). Python's os.setxattr sets and reads them (Glibc's Swift
+    /// module has no xattr calls).
+    func testARewriteKeepsExtendedAttributes() throws {
+        let path = copy("meta-itunes.m4a")
+        let set = try runTool("python3", ["-c", """
+            import os, sys
+            try:
+                os.setxattr(sys.argv[1], 'user.extract-audio-test', b'kept across the rewrite')
+            except OSError as error:
+                print('unsupported', error)
+            """, path])
+        if set.stdout.hasPrefix("unsupported") {
+            throw XCTSkip("this file system takes no user extended attributes: \(set.stdout)")
+        }
+        let run = try runCLI(["tag", "--json", "--set", "title=With attributes", path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stdout.contains("rewrite"), run.stdout)
+        let read = try runTool("python3", ["-c", """
+            import os, sys
+            print(os.getxattr(sys.argv[1], 'user.extract-audio-test').decode())
+            """, path])
+        XCTAssertEqual(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "kept across the rewrite",
+                       read.stderr)
+    }
+
     /// A file with two names is never split: a rewrite is refused (73) and both names keep
     /// the old bytes; an edit that fits the padding is made in place, the names still one file.
     func testHardLinkedFilesAreEditedInPlaceOrLeftAlone() throws {

@@ -83,6 +83,9 @@ final class OutputFile: ByteSink {
                 throw RemuxError(.cannotCreateOutput, "cannot give the copy of \(destination) its permissions: "
                                  + "\(errorText(code)) (left as it was)")
             }
+            // Extended attributes (a Finder tag, an ACL, a quarantine flag), where the process
+            // may write them: a namespace it may not is left out, as cp -a does.
+            if original.descriptor >= 0 { _ = csystem_copy_xattrs(original.descriptor, fd) }
         }
     }
 

@@ -8,7 +8,8 @@
 //   - flock(2) LOCK_EX | LOCK_NB, EWOULDBLOCK: the same on Darwin (flock(2)); fstat(2)'s
 //     st_mtim is st_mtimespec there.
 //   - fchmod(2), fchown(2) (OutputFile.swift): the rewrite's copy gets the original's
-//     permission bits, owner and group before any byte is written.
+//     permission bits, owner and group before any byte is written; csystem_copy_xattrs
+//     (CSystem) its extended attributes.
 //   - realpath(3) with a NULL buffer: allocates on glibc, musl and Darwin; freed with free(3).
 //   - opendir(3), readdir(3), closedir(3), lstat(2), kill(2) with signal 0 and ESRCH, unlink(2):
 //     POSIX; dirent's d_name is a fixed array on glibc and Darwin alike.
@@ -93,7 +94,7 @@ extension TagFile {
         guard fstat(input.descriptor, &status) == 0 else {
             throw RemuxError(.ioError, "cannot read \(shown): \(errorText(errno))")
         }
-        let file = EditedFile(status)
+        let file = EditedFile(status, descriptor: input.descriptor)
         try checkUnchanged(file, at: target, shown: shown)
         return file
     }
@@ -179,7 +180,8 @@ extension TagFile {
 }
 
 /// What an edited file is: which file (device, inode), which version of it (size,
-/// modification time), and what a rewrite must keep (mode, owner, group, links).
+/// modification time), and what a rewrite must keep (mode, owner, group, links, extended
+/// attributes).
 struct EditedFile: Equatable {
     var identity: FileIdentity
     var size: Int64
@@ -189,8 +191,12 @@ struct EditedFile: Equatable {
     var owner: uid_t
     var group: gid_t
     var links: UInt64
+    /// The descriptor the edit read it through (its extended attributes are copied from
+    /// it); -1 for none.
+    var descriptor: Int32 = -1
 
-    init(_ status: stat) {
+    init(_ status: stat, descriptor: Int32 = -1) {
+        self.descriptor = descriptor
         identity = FileIdentity(status)
         size = Int64(status.st_size)
         #if canImport(Darwin)

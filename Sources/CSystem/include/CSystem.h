@@ -33,6 +33,12 @@ void csystem_start_writeback(int fd, off_t offset, off_t length);
 // -1 with errno set.
 int csystem_full_sync(int fd);
 
+// Copies the extended attributes of the file open as `from` to the one open as `to`
+// (flistxattr/fgetxattr/fsetxattr; nothing where the system has none). Returns how many
+// could not be copied (a security namespace the process may not write, a file system
+// without them), or -1 when they could not be listed.
+int csystem_copy_xattrs(int from, int to);
+
 // The width of the terminal on `fd` in columns (ioctl TIOCGWINSZ), or 0 when `fd` is not a
 // terminal or the terminal does not say. Swift cannot call the variadic ioctl itself.
 int csystem_terminal_columns(int fd);
