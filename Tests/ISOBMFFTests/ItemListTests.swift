@@ -109,15 +109,26 @@ final class ItemListTests: XCTestCase {
         XCTAssertEqual(list.items.map(\.key), [.code("©ART"), .code("©gen")])
     }
 
-    func testDamagedItemIsSkippedWithAWarning() {
+    /// A damaged item is kept byte for byte (other readers may read more of it), with a
+    /// warning: an edit never drops it.
+    func testDamagedItemIsKeptAsItIsWithAWarning() {
         let good = Self.item("©ART", [Self.data(1, [0x42])])
         // A ---- item without a name, and a data box claiming more bytes than its item has.
         let nameless = Self.item("----", [Self.text("mean", "m"), Self.data(1, [1])])
         var overrun = Self.item("©nam", [Self.data(1, [0x41])])
         overrun[11] = 0x40
-        let list = Self.list([nameless, good, overrun, good])
-        XCTAssertEqual(list.items.map(\.key), [.code("©ART"), .code("©ART")])
+        var list = Self.list([nameless, good, overrun, good])
+        XCTAssertEqual(list.items.map(\.key), [.code("----"), .code("©ART"), .code("©nam"), .code("©ART")])
+        XCTAssertEqual(list.items.map(\.isDamaged), [true, false, true, false])
+        XCTAssertEqual(list.items[0].originalBytes, nameless)
+        XCTAssertEqual(list.items[2].originalBytes, overrun)
         XCTAssertEqual(list.warnings.count, 2, "\(list.warnings)")
+        // Another item set: the damaged ones are written back as they were.
+        list.set(.text(["New"]), for: .code("©alb"))
+        var reader = ByteReader(list.bytes)
+        guard let (_, payload) = try? reader.readBox(depth: 1) else { return XCTFail("no ilst") }
+        let again = ItemList(parsing: payload)
+        XCTAssertEqual(Array(again.items.compactMap(\.originalBytes).prefix(3)), [nameless, good, overrun])
     }
 
     func testKeys() throws {

@@ -15,6 +15,11 @@ public struct ItemList: Sendable, Equatable {
         public var value: TagValue
         /// The item box as read, header included; nil once changed. Written as it is.
         public var originalBytes: [UInt8]?
+        /// An item whose box fits the `ilst` but whose inside could not be read (a `data`
+        /// box that does not fit, a `----` without `mean` or `name`): its value is empty
+        /// `.data`, and it is written back byte for byte (``originalBytes``) unless a change
+        /// replaces or removes its key. Other readers may read more of it than this one.
+        public var isDamaged = false
 
         /// A new item (written from its value).
         public init(key: TagKey, value: TagValue) {
@@ -26,7 +31,7 @@ public struct ItemList: Sendable, Equatable {
 
     /// The items, in file order.
     public var items: [Item]
-    /// One message per damaged item skipped while reading.
+    /// One message per damaged item read (kept as it is, or where the list stopped).
     public var warnings: [String] = []
     /// Where the items stopped being readable (the file offset of an item whose size runs past
     /// the `ilst`, or of the first item past ``Limits/maximumMetadataItems``): the items after
@@ -40,7 +45,8 @@ public struct ItemList: Sendable, Equatable {
     }
 
     /// Reads the payload of an `ilst` box. A damaged item (a child box that does not fit,
-    /// a `----` item without `mean` or `name`) is skipped with a warning; the rest is kept.
+    /// a `----` item without `mean` or `name`) is kept as it is (``Item/isDamaged``), with a
+    /// warning.
     public init(parsing payload: ByteReader) {
         items = []
         var list = payload
@@ -67,7 +73,13 @@ public struct ItemList: Sendable, Equatable {
                 item.originalBytes = list.bytesWithSize(of: header)
                 items.append(item)
             } catch {
-                warnings.append("skipped the damaged ilst item \(header.type): \(error)")
+                // Kept as it is: what this reader cannot read, another may (an edit must never
+                // drop an item the file's other readers show).
+                warnings.append("the ilst item \(header.type) is damaged (\(error)): kept as it is")
+                var item = Item(key: .code(header.type), value: .data([]))
+                item.originalBytes = list.bytesWithSize(of: header)
+                item.isDamaged = true
+                items.append(item)
             }
         }
     }
