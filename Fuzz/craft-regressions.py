@@ -2,8 +2,8 @@
 """Writes the hand-made regression inputs of Fixtures/fuzz/ (see Fixtures/fuzz/README.md).
 
 Each is the smallest file that showed a defect found by reading the code the fuzzers run:
-inputs whose tables claim far more samples than the file holds, which random mutation
-reaches only rarely. The AAC sample entry is taken from Fixtures/aac-48k-mono.mp4.
+inputs whose tables claim far more samples (or times) than the file holds, which random
+mutation reaches only rarely. The AAC sample entry is taken from Fixtures/aac-48k-mono.mp4.
 
     python3 Fuzz/craft-regressions.py [OUTPUT_DIR]   (default Fixtures/fuzz)
 """
@@ -114,7 +114,26 @@ def trun_limit_per_run():
     return FTYP + movie_box(tables, box(b"mvex", trex)) + moof + box(b"mdat", b"")
 
 
+def chapter_empty_edit_2e64():
+    """Fixtures/meta-chapters-both.mp4 with its chapter track's edit list replaced by an
+    empty edit of 2^64 - 2 movie ticks and then its media: the chapters start 5.8e11 years
+    in, and `tag` (listing them), cuts and --split-chapters converted those seconds to
+    integers with a trap (issue 29). Made with Scripts/variants.py's splice, which grows the
+    boxes around the edit list and moves the chunk offsets after it."""
+    sys.path.insert(0, os.path.join(REPO, "Scripts"))
+    import variants
+    with open(os.path.join(REPO, "Fixtures", "meta-chapters-both.mp4"), "rb") as f:
+        data = f.read()
+    audio = data.find(b"elst") - 4
+    chapter = data.find(b"elst", audio + 8) - 4
+    duration, media_time, rate = struct.unpack(">IiI", data[chapter + 16:chapter + 28])
+    entries = [((1 << 64) - 2, -1, 0x10000), (duration, media_time, rate)]
+    payload = struct.pack(">II", 1 << 24, len(entries)) + b"".join(struct.pack(">QqI", *e) for e in entries)
+    return bytes(variants.splice(data, chapter, 28, box(b"elst", payload)))
+
+
 FILES = {
+    "chapter-empty-edit-2e64.mp4": chapter_empty_edit_2e64,
     "stco-chunks-overlap-16m-samples.mp4": chunks_overlap,
     "truncated-stts-2e30-samples.mp4": truncated_huge_table,
     "trun-sample-limit-per-run-not-per-moof.mp4": trun_limit_per_run,

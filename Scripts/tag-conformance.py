@@ -602,7 +602,14 @@ def check_chapter_step(step, work, orig_data, after, orig_packets, orig_chapter_
     problems, notes = [], []
     code, errors, streams, listed, _ = probe_streams(work)
     orig_streams = orig_probe[2]
-    if code != orig_probe[0] or errors - orig_probe[1]:
+    # A chapter track FFmpeg could not open the file for (Fixtures/fuzz/chapter-empty-edit-
+    # 2e64.mp4: an empty edit of 2^64 - 2 ticks) is replaced by the edit: FFmpeg then opens
+    # the file without an error, and has no packets of the original to compare with.
+    repaired = orig_probe[0] != 0 and code == 0 and not errors
+    if repaired:
+        notes.append(f"ffprobe cannot open the original (exit {orig_probe[0]}) but opens the edit without an "
+                     "error: its packets are not compared")
+    elif code != orig_probe[0] or errors - orig_probe[1]:
         problems.append(f"ffprobe exit {orig_probe[0]} -> {code}: {'; '.join(sorted(errors - orig_probe[1]))[:200]}")
     ignored = orig_chapter_ids | chapter_tracks(after)
 
@@ -611,7 +618,7 @@ def check_chapter_step(step, work, orig_data, after, orig_packets, orig_chapter_
 
     new_packets = packets(work)
     a_lines, b_lines = kept(orig_packets[1]), kept(new_packets[1])
-    if a_lines != b_lines or new_packets[0] != orig_packets[0]:
+    if not repaired and (a_lines != b_lines or new_packets[0] != orig_packets[0]):
         first = next((n for n, (x, y) in enumerate(zip(a_lines, b_lines)) if x != y), min(len(a_lines), len(b_lines)))
         problems.append(f"packets differ (exit {orig_packets[0]} -> {new_packets[0]}, {len(a_lines)} -> "
                         f"{len(b_lines)} lines but chapter tracks {sorted(ignored)}, first at {first})")

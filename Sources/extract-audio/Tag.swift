@@ -111,6 +111,8 @@ enum TagCommand {
 
     /// `HH:MM:SS.mmm`, as mp4chaps writes chapter starts.
     static func clock(_ seconds: Double) -> String {
+        // A start a file claims may be anything: past about 31,700 years, the seconds as they are.
+        guard seconds.isFinite, seconds < 1e12 else { return "\(seconds) s" }
         let milliseconds = Int((max(0, seconds) * 1000).rounded())
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let ms = milliseconds % 1000

@@ -60,6 +60,30 @@ final class HardeningCLITests: XCTestCase {
 
     // MARK: 7, 10: only regular files are replaced; links are replaced as links
 
+    /// Times a file claims (a chapter track starting 2^64 - 2 ticks in) never trap in a
+    /// recipe: every command answers with a status of its own (issue 29; they trapped in the
+    /// conversion of those seconds to integers), and nothing is left behind on failure.
+    func testClaimedTimesNeverTrapInAnyCommand() throws {
+        let input = fixture("fuzz/chapter-empty-edit-2e64.mp4")
+        let out = directory.file("out")
+        let runs: [[String]] = [
+            ["tag", input], ["tag", "--json", input], ["probe", input], ["probe", "--json", input],
+            ["probe", "--packets", input], ["remux", input, directory.file("r.mp4")],
+            ["remux", "--from", "0.5", "--to", "1", input, directory.file("c.mp4")],
+            ["--split-chapters", "-o", out, input], ["-o", directory.file("e.m4a"), input],
+            ["concat", input, input, directory.file("j.m4a")],
+            ["mux", fixture("aac-h264-faststart.mp4"), "--audio", input, directory.file("m.mp4")],
+        ]
+        XCTAssertEqual(mkdir(out, 0o755), 0)
+        for arguments in runs {
+            let run = try runCLI(arguments)
+            XCTAssertTrue([0, 64, 65, 69].contains(run.status), "\(arguments): exit \(run.status): \(run.stderr)")
+            XCTAssertFalse(run.stderr.contains("Swift runtime failure"), "\(arguments): \(run.stderr)")
+        }
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
+        XCTAssertTrue(left.allSatisfy { !$0.hasPrefix(".") }, "temporary files left: \(left)")
+    }
+
     func testOverwriteRefusesWhatIsNotARegularFile() throws {
         let good = directory.write("good.mp4", SyntheticMovie().build())
         let folder = directory.file("folder.m4a")

@@ -62,8 +62,8 @@ public enum AudioCut {
         defer { whole.remove() }
         var results: [ExtractionResult] = []
         for (n, chapter) in chapters.enumerated() {
-            let start = CutTime(nanoseconds: UInt64(max(0, chapter.start) * 1e9))
-            let end = n + 1 < chapters.count ? CutTime(nanoseconds: UInt64(max(0, chapters[n + 1].start) * 1e9)) : nil
+            let start = CutTime(clampingSeconds: chapter.start)
+            let end = n + 1 < chapters.count ? CutTime(clampingSeconds: chapters[n + 1].start) : nil
             if let end, end <= start { continue }
             results.append(try whole.cut(CutRange(from: start, to: end), to: names[n], name: input.path,
                                          overwrite: options.overwrite, keepMetadata: options.keepMetadata,

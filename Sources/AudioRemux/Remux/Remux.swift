@@ -383,7 +383,8 @@ public enum Remux {
             written.timescale = track.timescale
             written.mediaTicks = ticks
             written.skippedTicks = edits?.first { !$0.isEmpty }.map { UInt64(clamping: $0.mediaTime) } ?? 0
-            written.presentedTicks = presentedTicks ?? UInt64((seconds * Double(track.timescale)).rounded())
+            written.presentedTicks = presentedTicks
+                ?? CutTime(clampingSeconds: seconds).ticks(track.timescale) ?? UInt64.max
             written.editRounding = editRounding
             tracks.append(written)
             duration = max(duration, seconds)
@@ -410,14 +411,9 @@ public enum Remux {
     }
 
     static func formatMicroseconds(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0, seconds < 1e9 else { return "\(seconds * 1e6)" }
         let tenths = Int((seconds * 1e7).rounded())
         return "\(tenths / 10).\(tenths % 10)"
-    }
-
-    static func formatSeconds(_ value: Double) -> String {
-        let millis = Int((value * 1000).rounded())
-        let fraction = String(millis % 1000)
-        return "\(millis / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
     static func extensionOf(_ path: String) -> String? {

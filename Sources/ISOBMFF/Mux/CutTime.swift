@@ -15,6 +15,20 @@ public struct CutTime: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The time as seconds, for messages and reports.
     public var seconds: Double { Double(nanoseconds) / 1e9 }
 
+    /// The time nearest `seconds` that a `CutTime` can hold: 0 for a negative time or NaN,
+    /// the largest (about 584 years) for one past it. For times a file claims (a chapter's
+    /// start), which may be anything: never a trap.
+    public init(clampingSeconds seconds: Double) {
+        let nanoseconds = (seconds * 1e9).rounded()
+        if !(nanoseconds > 0) {
+            self.init(nanoseconds: 0)
+        } else if nanoseconds >= 18_446_744_073_709_551_616.0 {  // 2^64
+            self.init(nanoseconds: .max)
+        } else {
+            self.init(nanoseconds: UInt64(nanoseconds))
+        }
+    }
+
     /// Parses `90`, `2.52`, `1:30`, `1:02:03.5`: seconds, or minutes and seconds, or hours,
     /// minutes and seconds; minutes and seconds after a colon are below 60. Nil for anything
     /// else (signs, exponents, empty fields, more than nine fraction digits, overflow).
