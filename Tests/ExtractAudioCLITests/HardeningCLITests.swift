@@ -124,6 +124,42 @@ final class HardeningCLITests: XCTestCase {
         XCTAssertEqual(readFile(target), [1, 2, 3], "the target is untouched")
     }
 
+    /// A FIFO as the input, a --cover image or a --chapters-from file is refused at once
+    /// (66), never waited on for a writer that may never come (issue 32).
+    func testAFifoIsRefusedAtOnceWhereverAFileIsRead() throws {
+        let fifo = directory.file("pipe.m4a")
+        XCTAssertEqual(mkfifo(fifo, 0o644), 0)
+        let media = directory.write("song.m4a", readFile(fixture("meta-itunes.m4a")))
+        let runs: [[String]] = [
+            ["probe", fifo], ["probe", "--packets", fifo], ["tag", fifo], ["-o", directory.file("out.m4a"), fifo],
+            ["remux", fifo, directory.file("r.mp4")], ["tag", "--cover", fifo, media],
+            ["tag", "--chapters-from", fifo, media],
+        ]
+        // A watchdog: should a run wait on the FIFO, a writer opening it after 10 s lets it
+        // go on (and the time check below fails) instead of hanging the suite.
+        let done = Locked(false)
+        Thread.detachNewThread {
+            var waited = 0.0
+            while !done.withLock({ $0 }) {
+                Thread.sleep(forTimeInterval: 0.5)
+                waited += 0.5
+                if waited >= 10 {
+                    let fd = open(fifo, O_WRONLY | O_NONBLOCK)
+                    if fd >= 0 { close(fd) }
+                }
+            }
+        }
+        defer { done.withLock { $0 = true } }
+        for arguments in runs {
+            let started = Date()
+            let run = try runCLI(arguments)
+            XCTAssertEqual(run.status, 66, "\(arguments): \(run.stderr)")
+            XCTAssertTrue(run.stderr.contains("not a regular file"), "\(arguments): \(run.stderr)")
+            XCTAssertLessThan(Date().timeIntervalSince(started), 10, "\(arguments) waited")
+        }
+        XCTAssertEqual(readFile(media), readFile(fixture("meta-itunes.m4a")))
+    }
+
     func testADanglingSymlinkIsRefusedAndSaysSo() throws {
         let good = directory.write("good.mp4", SyntheticMovie().build())
         let link = directory.file("dangling.m4a")

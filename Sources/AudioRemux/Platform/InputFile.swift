@@ -1,6 +1,7 @@
 // Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
 // line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
-//   - open(O_RDONLY | O_CLOEXEC): open(2).
+//   - open(O_RDONLY | O_CLOEXEC | O_NONBLOCK): open(2), which returns at once for a FIFO;
+//     fcntl(F_GETFL/F_SETFL) clears O_NONBLOCK again: fcntl(2).
 //   - fstat: stat(2); st_mode (mode_t, UInt16) against S_IFMT/S_IFREG, and st_size (off_t,
 //     Int64) as on Linux.
 //   - pread: pread(2), the same signature (off_t offset), retried on EINTR.
@@ -37,7 +38,9 @@ public final class InputFile: ByteSource {
     ///     input is "standard input").
     public init(path: String, name: String? = nil) throws {
         let shown = name ?? path
-        let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
+        // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever; it is then
+        // refused as not a regular file, and the flag is cleared for a regular one.
+        let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else {
             throw RemuxError(.cannotOpenInput, "cannot open \(shown): \(errorText(errno))")
         }
@@ -56,6 +59,8 @@ public final class InputFile: ByteSource {
             close(fd)
             throw RemuxError(.invalidInput, "\(shown) is empty (0 bytes)")
         }
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
         descriptor = fd
         self.path = shown
         length = UInt64(status.st_size)

@@ -119,7 +119,9 @@ extension TagFile {
     /// edit complete and is returned as a warning.
     static func writeInPlace(_ writes: [(offset: UInt64, bytes: [UInt8])], commit: Int, to target: String,
                              shown: String, file: EditedFile, stop: Int?) throws -> [String] {
-        let fd = retryingOnInterrupt { open(target, O_RDWR | O_CLOEXEC) }
+        // O_NONBLOCK: a FIFO put at the path meanwhile must not block the edit (fstat below
+        // refuses it as another file); a regular file ignores the flag.
+        let fd = retryingOnInterrupt { open(target, O_RDWR | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else { throw RemuxError(.cannotCreateOutput, "cannot write \(shown): \(errorText(errno))") }
         defer { close(fd) }
         var status = stat()
