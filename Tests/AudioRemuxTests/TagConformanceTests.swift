@@ -7,6 +7,11 @@ import XCTest
 /// What Scripts/tag-conformance.py found over the fixtures and the corpus, each kept fixed:
 /// judged by ffprobe and mutagen, not by our parser.
 final class TagConformanceTests: XCTestCase {
+    // Its assertions read results with these oracles: without one, every test here skips.
+    override func setUpWithError() throws {
+        try requireOracles(["ffprobe", "mutagen"])
+    }
+
     let directory = TemporaryDirectory()
 
     override func tearDown() {

@@ -9,6 +9,11 @@ import XCTest
 /// GStreamer and our reader with the old tags or the new, never a mix, and its packets
 /// never change.
 final class TagInPlaceTests: XCTestCase {
+    // Its assertions read results with these oracles: without one, every test here skips.
+    override func setUpWithError() throws {
+        try requireOracles(["ffprobe", "gst-launch-1.0"])
+    }
+
     let directory = TemporaryDirectory()
 
     override func tearDown() {

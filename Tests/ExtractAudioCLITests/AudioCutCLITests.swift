@@ -5,6 +5,11 @@ import XCTest
 /// Audio cuts of extraction (issue 14): `--from/--to/--duration`, `--output-dir`,
 /// `--salvage`, `--split-chapters`, and `iTunSMPB` — each read back with ffprobe/ffmpeg.
 final class AudioCutCLITests: XCTestCase {
+    // Its assertions read results with these oracles: without one, every test here skips.
+    override func setUpWithError() throws {
+        try requireOracles(["ffmpeg", "ffprobe"])
+    }
+
     var directory: TemporaryDirectory!
 
     override func setUp() {
@@ -17,8 +22,8 @@ final class AudioCutCLITests: XCTestCase {
 
     func tool(_ name: String, _ arguments: [String]) throws -> Data {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [name] + arguments
+        process.executableURL = URL(fileURLWithPath: try oraclePath(name))
+        process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

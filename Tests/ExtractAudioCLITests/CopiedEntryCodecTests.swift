@@ -6,6 +6,11 @@ import XCTest
 /// ones a player can use. Every verdict on an output is FFmpeg's (a decode with `-v error`,
 /// ffprobe's frame count), never our parser's.
 final class CopiedEntryCodecTests: XCTestCase {
+    // Its assertions read results with these oracles: without one, every test here skips.
+    override func setUpWithError() throws {
+        try requireOracles(["ffmpeg", "ffprobe"])
+    }
+
     var directory: TemporaryDirectory!
 
     override func setUp() {

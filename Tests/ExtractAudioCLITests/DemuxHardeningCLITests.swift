@@ -18,7 +18,7 @@ final class DemuxHardeningCLITests: XCTestCase {
     /// Runs a tool (ffmpeg, ffprobe) and returns its stdout; skips when it is missing.
     func tool(_ name: String, _ arguments: [String]) throws -> String {
         let path = "/usr/bin/" + name
-        guard FileManager.default.isExecutableFile(atPath: path) else { throw MissingOracle(name) }
+        guard FileManager.default.isExecutableFile(atPath: path) else { throw missingOracle(name) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments

@@ -48,7 +48,7 @@ final class FragmentMemoryCLITests: XCTestCase {
     /// Runs the tool under `/usr/bin/time` and returns its exit status and peak RSS in KiB.
     func peakMemory(_ arguments: [String]) throws -> (status: Int32, kib: Int, stderr: String) {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else {
-            throw MissingOracle("/usr/bin/time")
+            throw missingOracle("/usr/bin/time")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/time")

@@ -49,7 +49,7 @@ final class GaplessItemTests: XCTestCase {
             "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2",
             "-c:a", "aac", "-b:a", "96k", "-use_editlist", "0", "-metadata",
             "comment=" + String(repeating: "x", count: 164), plain,
-        ]) else { throw MissingOracle("ffmpeg") }
+        ]) else { throw missingOracle("ffmpeg") }
         XCTAssertEqual(made.status, 0, made.stderr)
         // What the media holds, as FFmpeg counts it (no edit list applied).
         let packets = try XCTUnwrap(HostileMetadataTests.run("ffprobe", [

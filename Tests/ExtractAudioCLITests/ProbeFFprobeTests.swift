@@ -6,6 +6,11 @@ import XCTest
 /// (Scripts/corpus-conformance.py): ffprobe is the oracle, the inputs are fixtures or
 /// copies of them with one field changed.
 final class ProbeFFprobeTests: XCTestCase {
+    // Its assertions read results with these oracles: without one, every test here skips.
+    override func setUpWithError() throws {
+        try requireOracles(["ffmpeg", "ffprobe"])
+    }
+
     let directory = TemporaryDirectory()
 
     override func tearDown() {

@@ -6,6 +6,11 @@ import XCTest
 /// `extract-audio remux` (issue 14): which tracks are kept, the cut, metadata, errors.
 /// Every fact about the output is read back by ffprobe/ffmpeg, never by our own parser.
 final class RemuxCLITests: XCTestCase {
+    // Its assertions read results with these oracles: without one, every test here skips.
+    override func setUpWithError() throws {
+        try requireOracles(["ffmpeg", "ffprobe", "gst-launch-1.0"])
+    }
+
     var directory: TemporaryDirectory!
 
     override func setUp() {
@@ -18,8 +23,8 @@ final class RemuxCLITests: XCTestCase {
 
     func tool(_ name: String, _ arguments: [String]) throws -> String {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [name] + arguments
+        process.executableURL = URL(fileURLWithPath: try oraclePath(name))
+        process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

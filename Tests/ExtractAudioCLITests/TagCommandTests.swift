@@ -7,6 +7,11 @@ import XCTest
 /// identical (ffprobe CRC) before and after; every top-level box but `moov` copied byte for
 /// byte; padding after `moov`; mutagen reads what we wrote; failures leave the file as it was.
 final class TagCommandTests: XCTestCase {
+    // Its assertions read results with these oracles: without one, every test here skips.
+    override func setUpWithError() throws {
+        try requireOracles(["ffprobe", "mutagen"])
+    }
+
     let directory = TemporaryDirectory()
 
     override func tearDown() {

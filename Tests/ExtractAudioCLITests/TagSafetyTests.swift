@@ -257,7 +257,7 @@ final class TagSafetyTests: XCTestCase {
     }
 }
 
-/// A value shared by the test's threads.
+/// A value shared by a test's threads (this target's tests use it).
 final class Locked<Value>: @unchecked Sendable {
     private var value: Value
     private let lock = NSLock()

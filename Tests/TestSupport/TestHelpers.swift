@@ -46,14 +46,64 @@ public func assertThrows<T>(_ code: ISOBMFFError.Code, _ body: @autoclosure () t
     }
 }
 
-/// Thrown when a test needs an oracle tool (ffprobe, GStreamer, /usr/bin/time) that is not
-/// installed. A missing oracle fails the test: a skipped check must never count as a pass
-/// (`.ci/run` installs every tool the tests use).
+/// Thrown when a test needs an oracle tool (ffprobe, GStreamer, /usr/bin/time, mutagen) that
+/// is not installed and oracles are required (``oraclesRequired``): the test fails. Use
+/// ``missingOracle(_:)`` to throw: elsewhere it is a skip that says which tool is missing,
+/// so that `swift test` passes on any machine with Swift, and a skipped check is never a pass.
 public struct MissingOracle: Error, CustomStringConvertible {
     public let tool: String
     public init(_ tool: String) { self.tool = tool }
     public var description: String { "\(tool) is not installed; the test needs it as an oracle (.ci/run installs it)" }
 }
+
+/// Whether a missing oracle fails a test (CI=true, as `.ci/run` runs, or REQUIRE_ORACLES=1)
+/// rather than skipping it.
+public let oraclesRequired: Bool = {
+    let environment = ProcessInfo.processInfo.environment
+    return ["true", "1"].contains(environment["CI"]?.lowercased() ?? "") || environment["REQUIRE_ORACLES"] == "1"
+}()
+
+/// The error for a missing oracle: ``MissingOracle`` when oracles are required, else an
+/// `XCTSkip` naming the tool.
+public func missingOracle(_ tool: String) -> Error {
+    oraclesRequired ? MissingOracle(tool) : XCTSkip("\(tool) is not installed: this test needs it as an oracle")
+}
+
+/// Where the oracle `tool` is installed (/usr/bin, /usr/local/bin, /opt/homebrew/bin), else
+/// ``missingOracle(_:)``.
+public func oraclePath(_ tool: String) throws -> String {
+    let folders = ["/usr/bin", "/usr/local/bin", "/opt/homebrew/bin"]
+    guard let path = folders.map({ $0 + "/" + tool }).first(where: FileManager.default.isExecutableFile(atPath:)) else {
+        throw missingOracle(tool)
+    }
+    return path
+}
+
+/// Throws ``missingOracle(_:)`` for the first of `tools` that is not installed ("mutagen":
+/// the Python module, for /usr/bin/python3). For a test class's `setUpWithError`: a skip
+/// thrown inside an assertion's autoclosure is reported as a failure, so a class whose
+/// assertions call oracles asks for them first.
+public func requireOracles(_ tools: [String]) throws {
+    for tool in tools {
+        if tool == "mutagen" {
+            guard mutagenImports else { throw missingOracle("mutagen (for /usr/bin/python3)") }
+        } else {
+            _ = try oraclePath(tool)
+        }
+    }
+}
+
+/// Whether /usr/bin/python3 can import mutagen (asked once).
+let mutagenImports: Bool = {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = ["-c", "import mutagen"]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return false }
+    process.waitUntilExit()
+    return process.terminationStatus == 0
+}()
 
 /// What an oracle tool printed and how it ended.
 public struct OracleRun: Sendable {
@@ -63,11 +113,12 @@ public struct OracleRun: Sendable {
 }
 
 /// Runs the oracle `tool` (ffprobe, ffmpeg, gst-launch-1.0, …) found on the usual paths,
-/// under a 120 s timeout; a missing tool throws ``MissingOracle`` (a failure, never a skip).
+/// under a 120 s timeout; a missing tool (or, for a python3 script that uses it, mutagen)
+/// throws ``missingOracle(_:)``: a failure under CI, a skip elsewhere.
 public func runTool(_ tool: String, _ arguments: [String]) throws -> OracleRun {
-    let folders = ["/usr/bin", "/usr/local/bin", "/opt/homebrew/bin"]
-    guard let path = folders.map({ $0 + "/" + tool }).first(where: FileManager.default.isExecutableFile(atPath:)) else {
-        throw MissingOracle(tool)
+    let path = try oraclePath(tool)
+    if tool == "python3", arguments.contains(where: { $0.contains("mutagen") }), !mutagenImports {
+        throw missingOracle("mutagen (for /usr/bin/python3)")
     }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
