@@ -82,6 +82,12 @@ final class HardeningCLITests: XCTestCase {
         }
         let left = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
         XCTAssertTrue(left.allSatisfy { !$0.hasPrefix(".") }, "temporary files left: \(left)")
+        // Its chapters all start after the audio's end: nothing to cut, a data error (65), not
+        // a usage error, and nothing written.
+        let split = try runCLI(["--split-chapters", "-o", out, input])
+        XCTAssertEqual(split.status, 65, split.stderr)
+        XCTAssertTrue(split.stderr.contains("no chapter starts before the audio ends"), split.stderr)
+        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [], [])
     }
 
     func testOverwriteRefusesWhatIsNotARegularFile() throws {

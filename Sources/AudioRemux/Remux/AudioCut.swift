@@ -61,14 +61,29 @@ public enum AudioCut {
         let whole = try Intermediate(input: input, beside: names[0], options: options)
         defer { whole.remove() }
         var results: [ExtractionResult] = []
+        // Chapter starts are what the file claims: one at or past the audio's end has no
+        // audio to cut (a warning, not a usage error), and an end past it is the end.
+        let length = CutTime(clampingSeconds: whole.result.duration)
+        var past: [String] = []
         for (n, chapter) in chapters.enumerated() {
             let start = CutTime(clampingSeconds: chapter.start)
-            let end = n + 1 < chapters.count ? CutTime(clampingSeconds: chapters[n + 1].start) : nil
+            guard start < length else {
+                past.append("chapter \(n + 1) starts at \(formatSeconds(chapter.start)) s, at or after the audio's end "
+                            + "(\(formatSeconds(whole.result.duration)) s): no file for it")
+                continue
+            }
+            let next = n + 1 < chapters.count ? CutTime(clampingSeconds: chapters[n + 1].start) : nil
+            let end = next.flatMap { $0 < length ? $0 : nil }
             if let end, end <= start { continue }
             results.append(try whole.cut(CutRange(from: start, to: end), to: names[n], name: input.path,
                                          overwrite: options.overwrite, keepMetadata: options.keepMetadata,
                                          tags: options.tags))
         }
+        guard !results.isEmpty else {
+            throw RemuxError(.invalidInput, "\(input.path): no chapter starts before the audio ends "
+                             + "(\(formatSeconds(whole.result.duration)) s); nothing was written")
+        }
+        results[results.count - 1].warnings += past
         return results
     }
 
