@@ -98,7 +98,7 @@ final class OutputFile: ByteSink {
     /// name is: a name that fits the file system as a destination must fit as a temporary.
     static func temporaryName(for name: String) -> String {
         let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        let suffix = ".extract-audio-\(getpid())-\(random).tmp"
+        let suffix = "\(temporaryMarker)\(getpid())-\(random).tmp"
         let budget = 255 - 1 - suffix.utf8.count  // The leading dot, then the suffix.
         var kept = ""
         var bytes = 0
@@ -109,6 +109,27 @@ final class OutputFile: ByteSink {
             bytes += size
         }
         return "." + kept + suffix
+    }
+
+    static let temporaryMarker = ".extract-audio-"
+
+    /// The process that wrote `entry`, when it is a ``temporaryName(for:)`` of a file named
+    /// `name` (the whole name, or the prefix of it that was kept to fit NAME_MAX); else nil.
+    static func writerOfTemporary(_ entry: String, for name: String) -> Int32? {
+        let bytes = Array(entry.utf8)
+        let marker = Array(temporaryMarker.utf8)
+        guard bytes.first == UInt8(ascii: "."), entry.hasSuffix(".tmp"), bytes.count > marker.count + 5,
+              let at = (1...(bytes.count - marker.count - 4)).last(where: {
+                  bytes[$0..<($0 + marker.count)].elementsEqual(marker)
+              }) else { return nil }
+        let kept = bytes[1..<at]
+        let nameBytes = Array(name.utf8)
+        // Shortened only when the whole name would not fit: then the entry is about 255 bytes.
+        guard kept.elementsEqual(nameBytes) || (!kept.isEmpty && nameBytes.starts(with: kept) && bytes.count >= 251)
+        else { return nil }
+        let fields = bytes[(at + marker.count)..<(bytes.count - 4)].split(separator: UInt8(ascii: "-"))
+        guard fields.count == 2, let pid = Int32(String(decoding: fields[0], as: UTF8.self)), pid > 0 else { return nil }
+        return pid
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {

@@ -44,10 +44,6 @@ extension TagFile {
     static func removeStaleTemporaries(of target: String) -> [String] {
         let folder = directoryName(of: target)
         let name = baseName(of: target)
-        // The name as OutputFile shortens it: the part before the suffix must be the whole
-        // name, or a prefix of it that was cut to fit NAME_MAX.
-        let nameBytes = Array(name.utf8)
-        let marker = Array(".extract-audio-".utf8)
         guard let directory = opendir(folder) else { return [] }
         defer { closedir(directory) }
         var warnings: [String] = []
@@ -55,16 +51,7 @@ extension TagFile {
             let entryName = withUnsafePointer(to: &entry.pointee.d_name) {
                 String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
             }
-            let bytes = Array(entryName.utf8)
-            guard bytes.first == UInt8(ascii: "."), entryName.hasSuffix(".tmp"), bytes.count > marker.count + 5,
-                  let at = (1...(bytes.count - marker.count - 4)).last(where: {
-                      bytes[$0..<($0 + marker.count)].elementsEqual(marker)
-                  }) else { continue }
-            let kept = bytes[1..<at]
-            let fields = bytes[(at + marker.count)..<(bytes.count - 4)].split(separator: UInt8(ascii: "-"))
-            guard fields.count == 2, let pid = Int32(String(decoding: fields[0], as: UTF8.self)), pid > 0,
-                  kept.elementsEqual(nameBytes)
-                    || (!kept.isEmpty && nameBytes.starts(with: kept) && bytes.count >= 255 - 4) else { continue }
+            guard let pid = OutputFile.writerOfTemporary(entryName, for: name) else { continue }
             let path = (folder == "." ? "" : folder + "/") + entryName
             var status = stat()
             guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG,

@@ -168,6 +168,9 @@ public struct TagRewritePlan: Sendable {
         let size = UInt64(new.count)
         let used = size + UInt64(chapterData.count)
         guard used == room || used + 8 <= room else { return nil }
+        // A damaged file may keep media in the old moov or its padding (a chunk offset
+        // there): then neither is zeroed (steps 1 and 5), those bytes stay as they are.
+        let mediaInside = try hasChunkOffset(in: movieBox, within: moov.offset..<padding.end)
         var inside = Array(new[8...])
         if used < room {
             var rest = BoxWriter(capacity: 8)
@@ -175,7 +178,7 @@ public struct TagRewritePlan: Sendable {
             rest.write(FourCC("free"))
             inside += rest.bytes
             // What the padding held before (an older moov's tags) is zeroed, not left behind.
-            if try !hasChunkOffset(in: movieBox, within: padding.offset..<padding.end) {
+            if !mediaInside {
                 inside += [UInt8](repeating: 0, count: Int(room - used - 8))
             }
         }
@@ -185,11 +188,8 @@ public struct TagRewritePlan: Sendable {
         writes.append((padding.offset + 4, FourCC("moov").bytes))
         writes.append((moov.offset + 4, FourCC("free").bytes))
         // 5. The old moov's payload zeroed: removed tags and replaced covers are gone from
-        //    the file, not only from its index (it is padding by now, read by no one) —
-        //    unless a damaged file keeps media there (a chunk offset inside the old moov or
-        //    its padding): then those bytes stay as they are.
-        if moov.size > UInt64(moov.headerSize),
-           try !hasChunkOffset(in: movieBox, within: moov.offset..<padding.end) {
+        //    the file, not only from its index (it is padding by now, read by no one).
+        if moov.size > UInt64(moov.headerSize), !mediaInside {
             writes.append((moov.offset + UInt64(moov.headerSize),
                            [UInt8](repeating: 0, count: Int(moov.size) - moov.headerSize)))
         }
