@@ -19,6 +19,14 @@ The edits: in place (a file with padding from an earlier edit), in place with a 
 list (the chapter mdat too), and two rewrites (a file without padding: audio with moov
 after mdat, and video with moov first, whose chunk offsets all move).
 
+Then the interleavings, made deterministic by pausing the edit (the shim's FAULT_PAUSE) at
+each call of each kind it makes, one at a time, while another program acts:
+  - another `tag` edit of the same file: it must exit 75 (the file is locked) and change
+    nothing; the paused edit, resumed, must finish as it does alone;
+  - another program renames a new file over the path, and a second `tag` edits that new
+    file: the second must succeed, and the paused edit, resumed, must exit 75 and leave the
+    new file exactly as the second edit left it, with nothing else in the folder.
+
 Prints one `ok`/`FAIL` line per edit and call kind, the last line "N passed, M failed";
 exits 1 on failure. Needs cc and ffprobe; a missing one is a failure when CI=true or
 REQUIRE_ORACLES=1, a printed skip otherwise. Set EXTRACT_AUDIO to a built binary to skip
@@ -31,6 +39,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,6 +49,8 @@ from tool import extract_audio  # noqa: E402
 STRICT = os.environ.get("CI", "").lower() in ("true", "1") or os.environ.get("REQUIRE_ORACLES") == "1"
 KINDS = ["write", "pwrite", "fsync", "rename", "renameat2", "copy_file_range", "ftruncate"]
 results = []
+# The edits paused at each call while another program acts (one in place, one rewrite).
+INTERLEAVED = ("in place", "rewrite, moov after mdat")
 
 
 def check(name, ok, detail=""):
@@ -186,6 +197,95 @@ class Edit:
         return outcome
 
 
+def interleavings(edit, counts):
+    """Pauses `edit` at every call it makes of each kind; see the module's docstring."""
+    problems, seen = [], 0
+    other = edit.fresh("other-source")  # Another version: what another program publishes.
+    r = edit.run_plain(other, ["--set", "title=Another program"])
+    assert r.returncode == 0, r.stderr
+    with open(other, "rb") as f:
+        replacement = f.read()
+    second = ["--set", "comment=The second edit"]
+    expected = edit.fresh("other-expected")
+    with open(expected, "wb") as f:
+        f.write(replacement)
+    assert edit.run_plain(expected, second).returncode == 0
+    with open(expected, "rb") as f:
+        replaced_and_edited = f.read()
+    # After a rewrite's rename (its folder sync) the edit is published: the second edit then
+    # edits the finished file, and the paused one exits 0.
+    with open(expected, "wb") as f:
+        f.write(edit.done)
+    assert edit.run_plain(expected, second).returncode == 0
+    with open(expected, "rb") as f:
+        finished_and_edited = f.read()
+    for kind in KINDS:
+        for n in range(1, counts.get(kind, 0) + 1):
+            for scenario in ("another tag edit", "replaced, then edited"):
+                where = f"{kind} #{n}, {scenario}"
+                seen += 1
+                path = edit.fresh("interleave")
+                inode = os.stat(path).st_ino
+                folder = os.path.join(edit.folder, "pause")
+                shutil.rmtree(folder, ignore_errors=True)
+                os.makedirs(folder)
+                env = dict(os.environ, LD_PRELOAD=edit.shim, FAULT_CALL=kind, FAULT_AT=str(n), FAULT_PAUSE=folder)
+                paused = subprocess.Popen([edit.tool, "tag", *edit.args, path], stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, env=env)
+                for _ in range(3000):
+                    if os.path.exists(os.path.join(folder, "paused")) or paused.poll() is not None:
+                        break
+                    time.sleep(0.01)
+                if not os.path.exists(os.path.join(folder, "paused")):
+                    paused.kill()
+                    problems.append(f"{where}: never reached the pause")
+                    continue
+                published = os.stat(path).st_ino != inode
+                if scenario == "another tag edit":
+                    with open(path, "rb") as f:
+                        before = f.read()
+                    r = edit.run_plain(path, second)
+                    with open(path, "rb") as f:
+                        after = f.read()
+                    if published:
+                        if r.returncode != 0 or after != finished_and_edited:
+                            problems.append(f"{where}: after the publish, the second edit exited {r.returncode}")
+                    elif r.returncode != 75 or after != before:
+                        problems.append(f"{where}: the second edit exited {r.returncode}"
+                                        + ("" if after == before else " and changed the file"))
+                else:
+                    staged = os.path.join(os.path.dirname(path), "staged-by-another-program")
+                    with open(staged, "wb") as f:
+                        f.write(replacement)
+                    os.replace(staged, path)
+                    r = edit.run_plain(path, second)
+                    if r.returncode != 0:
+                        problems.append(f"{where}: the second edit (of the new file) exited {r.returncode}: "
+                                        f"{r.stderr.decode(errors='replace')[:160]}")
+                open(os.path.join(folder, "resume"), "w").close()
+                out, err = paused.communicate(timeout=60)
+                with open(path, "rb") as f:
+                    got = f.read()
+                left = sorted(set(os.listdir(os.path.dirname(path))) - {os.path.basename(path)})
+                if left:
+                    problems.append(f"{where}: left {left}")
+                if published:
+                    wanted = finished_and_edited if scenario == "another tag edit" else replaced_and_edited
+                    if paused.returncode != 0 or got != wanted:
+                        problems.append(f"{where}: after the publish, the paused edit exited {paused.returncode}"
+                                        + ("" if got == wanted else " and the file is not the second edit's"))
+                elif scenario == "another tag edit":
+                    if paused.returncode != 0 or got != edit.done:
+                        problems.append(f"{where}: the paused edit exited {paused.returncode}"
+                                        + ("" if got == edit.done else " without the finished edit's bytes"))
+                elif paused.returncode != 75 or got != replaced_and_edited:
+                    problems.append(f"{where}: the paused edit exited {paused.returncode}"
+                                    + ("" if got == replaced_and_edited else
+                                       ", and the new file is not as the second edit left it")
+                                    + f": {err.decode(errors='replace').strip()[:160]}")
+    return problems, seen
+
+
 def main():
     tool = extract_audio(ROOT)
     if tool is None:
@@ -238,6 +338,10 @@ def main():
                 check(f"{name}: each of {counts[kind]} {kind} call(s) failed (ENOSPC, EIO) or killed (before, after)",
                       not problems, "; ".join(problems[:4]) if problems else
                       ", ".join(f"{v}× {k}" for k, v in sorted(outcomes.items())))
+            if name in INTERLEAVED:
+                problems, seen = interleavings(edit, counts)
+                check(f"{name}: paused at each of its calls ({seen} interleavings) while another edit runs or "
+                      "another program replaces the file", not problems, "; ".join(problems[:4]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     finish()

@@ -7,6 +7,9 @@
 //   FAULT_ERRNO  the errno of the failure (a number; default EIO)
 //   FAULT_KILL   "before": SIGKILL instead of the call; "after": SIGKILL right after it
 //   FAULT_COUNTS a file to write "KIND COUNT" lines to at exit
+//   FAULT_PAUSE  a folder: instead of failing the call, create FOLDER/paused, wait until
+//                FOLDER/resume exists (at most 60 s), then make the call (to interleave
+//                another program's step at exactly that point)
 //
 // write and pwrite count only writes to regular files (what a file holds; a failed write to
 // stderr damages nothing). renameat2 and copy_file_range are reached through syscall(2),
@@ -33,6 +36,7 @@ static int target = -1;
 static long target_at;
 static int target_errno = EIO;
 static int kill_when;  // 0 none, 1 before, 2 after
+static const char *pause_folder;
 
 __attribute__((constructor)) static void setup(void) {
     const char *call = getenv("FAULT_CALL");
@@ -44,6 +48,16 @@ __attribute__((constructor)) static void setup(void) {
     if (code) target_errno = atoi(code);
     const char *when = getenv("FAULT_KILL");
     if (when) kill_when = strcmp(when, "before") == 0 ? 1 : strcmp(when, "after") == 0 ? 2 : 0;
+    pause_folder = getenv("FAULT_PAUSE");
+}
+
+static void pause_here(void) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/paused", pause_folder);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) close(fd);
+    snprintf(path, sizeof path, "%s/resume", pause_folder);
+    for (int waited = 0; waited < 60000 && access(path, F_OK) != 0; waited += 2) usleep(2000);
 }
 
 __attribute__((destructor)) static void report(void) {
@@ -59,6 +73,10 @@ __attribute__((destructor)) static void report(void) {
 static int decide(int kind) {
     long n = __atomic_add_fetch(&counts[kind], 1, __ATOMIC_SEQ_CST);
     if (kind != target || target_at == 0 || n != target_at) return 0;
+    if (pause_folder) {
+        pause_here();
+        return 0;
+    }
     if (kill_when == 1) raise(SIGKILL);
     if (kill_when == 2) return 2;
     errno = target_errno;

@@ -269,9 +269,10 @@ public enum TagFile {
             }
         }
         // Another program may have written or replaced the file meanwhile (a cooperating
-        // edit waits on the lock): then this copy of the old file must not replace it.
+        // edit is kept out by the lock): then this copy of the old file must not replace it,
+        // up to the instant of the swap.
         try checkUnchanged(file, at: target, shown: shown)
-        try sink.publish()
+        try sink.publish(replacing: file)
     }
 
     /// The top-level boxes of a file and its `moov`.

@@ -3,6 +3,8 @@
 //   - renamex_np(from, to, RENAME_EXCL): rename(2); declared in <stdio.h>, macOS 10.12 /
 //     iOS 10 and later; EEXIST when `to` exists, ENOTSUP (or EOPNOTSUPP) where the file
 //     system cannot, which OutputFile answers with link + unlink.
+//   - renamex_np(a, b, RENAME_SWAP): rename(2), same availability; ENOTSUP where the file
+//     system cannot swap, which a tag rewrite answers with its check and rename(2).
 //   - fcntl(fd, F_RDADVISE, &(struct radvisory){off_t ra_offset; int ra_count}): fcntl(2);
 //     ra_count is an int, hence the pieces of at most INT_MAX.
 //   - fcntl(fd, F_FULLFSYNC): fcntl(2) and fsync(2); fsync alone does not flush the drive's
@@ -52,6 +54,23 @@ int csystem_rename_noreplace(const char *from, const char *to) {
 #else
     (void)from;
     (void)to;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+int csystem_rename_exchange(const char *a, const char *b) {
+#if defined(__linux__) && defined(SYS_renameat2)
+    return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+#elif defined(__APPLE__)
+    return renamex_np(a, b, RENAME_SWAP);
+#else
+    (void)a;
+    (void)b;
     errno = ENOSYS;
     return -1;
 #endif

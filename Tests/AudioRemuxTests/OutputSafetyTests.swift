@@ -82,6 +82,35 @@ final class OutputSafetyTests: XCTestCase {
         assertNoTemporaryFiles()
     }
 
+    /// A tag rewrite publishes over the file it read only while that file is still there,
+    /// unchanged: a file another program renamed over it meanwhile is kept as it is.
+    func testRewriteNeverReplacesAFileThatReplacedTheOriginal() throws {
+        func version(_ path: String) -> EditedFile {
+            var status = stat()
+            XCTAssertEqual(stat(path, &status), 0)
+            return EditedFile(status)
+        }
+        let destination = directory.write("edited.m4a", Array("the original".utf8))
+        let read = version(destination)
+        var output = try OutputFile(destination: destination, overwrite: true, keeping: read)
+        try output.write(Array("the rewrite".utf8))
+        let staged = directory.write("staged", Array("another program's file".utf8))
+        XCTAssertEqual(rename(staged, destination), 0)
+        XCTAssertThrowsError(try output.publish(replacing: read)) {
+            XCTAssertEqual(($0 as? RemuxError)?.code, .fileBusy, "\($0)")
+        }
+        output.discard()
+        XCTAssertEqual(readFile(destination), Array("another program's file".utf8))
+        XCTAssertEqual(directory.contents, ["edited.m4a"])
+
+        let current = version(destination)
+        var again = try OutputFile(destination: destination, overwrite: true, keeping: current)
+        try again.write(Array("the rewrite".utf8))
+        try again.publish(replacing: current)
+        XCTAssertEqual(readFile(destination), Array("the rewrite".utf8))
+        XCTAssertEqual(directory.contents, ["edited.m4a"])
+    }
+
     func testTemporaryFilesAreRemovedOnSignal() throws {
         var output = try OutputFile(destination: directory.file("sig.m4a"), overwrite: false)
         try output.write([1, 2, 3])

@@ -59,6 +59,13 @@ public final class MovieFileSink: MovieSink {
         try target.flush()
         try target.sink.publish(overwrite: overwrite)
     }
+
+    /// Publishes a tag rewrite over the file it was made from, only if that file is still
+    /// there unchanged (``OutputFile/publish(replacing:)``).
+    func publish(replacing original: EditedFile) throws {
+        try target.flush()
+        try target.sink.publish(replacing: original)
+    }
 }
 
 /// Any source, as one type for `CopyingMovieSink`'s list (an existential is not itself a

@@ -210,6 +210,56 @@ final class OutputFile: ByteSink {
         try syncDirectory()
     }
 
+    /// Publishes a rewrite of `original` over it, only if the destination is still that
+    /// version of that file: the two are swapped atomically (`renameat2(RENAME_EXCHANGE)`,
+    /// `renamex_np(RENAME_SWAP)`) and what came out is checked; another file put there
+    /// meanwhile is swapped back, untouched (``RemuxError/Code/fileBusy``). Where the file
+    /// system cannot swap, the check comes first and `rename(2)` follows.
+    func publish(replacing original: EditedFile) throws {
+        guard csystem_full_sync(descriptor) == 0 else {
+            throw RemuxError(.ioError, "cannot flush \(destination) to disk: \(errorText(errno))")
+        }
+        let closed = close(descriptor)
+        descriptor = -1
+        guard closed == 0 else {
+            throw RemuxError(.ioError, "cannot write \(destination): \(errorText(errno)) (nothing was written there)")
+        }
+        // From the swap on, the temporary name may hold another file: the signal handler
+        // must not remove it. A copy left by a signal here is the next edit's stale temporary.
+        TemporaryFiles.unregister(slot)
+        slot = nil
+        if csystem_rename_exchange(temporaryPath, destination) == 0 {
+            var status = stat()
+            let swappedOut = lstat(temporaryPath, &status) == 0 ? EditedFile(status) : nil
+            guard let swappedOut, swappedOut.isSameVersion(as: original) else {
+                // Not the file that was read: it goes back where it was, and the copy is removed.
+                let restored = csystem_rename_exchange(temporaryPath, destination) == 0
+                if restored { unlink(temporaryPath) }
+                isFinished = true
+                throw RemuxError(.fileBusy, "\(destination) was replaced or changed while it was being edited (by "
+                                 + "another program?): this edit was not written; try again" + (restored ? ""
+                                 : " (the other file could not be put back: it is at \(temporaryPath))"))
+            }
+            isFinished = true
+            unlink(temporaryPath)  // The old version, now unnamed but for this.
+        } else {
+            let code = errno
+            guard code == ENOSYS || code == EINVAL || code == ENOTSUP || code == EOPNOTSUPP else {
+                throw RemuxError(.cannotCreateOutput, "cannot replace \(destination): \(errorText(code))")
+            }
+            var status = stat()
+            guard stat(destination, &status) == 0, EditedFile(status).isSameVersion(as: original) else {
+                throw RemuxError(.fileBusy, "\(destination) was replaced or changed while it was being edited (by "
+                                 + "another program?): this edit was not written; try again")
+            }
+            guard rename(temporaryPath, destination) == 0 else {
+                throw RemuxError(.cannotCreateOutput, "cannot replace \(destination): \(errorText(errno))")
+            }
+            isFinished = true
+        }
+        try syncDirectory()
+    }
+
     private func moveWithoutReplacing() throws {
         if csystem_rename_noreplace(temporaryPath, destination) == 0 { return }
         var code = errno

@@ -156,6 +156,14 @@ extension TagFile {
             }
             if let stop, n + 1 == stop { throw InjectedStop() }
         }
+        // The writes went to the file that was read (this descriptor); if another program
+        // put a new file at the path meanwhile, the edit went with the replaced one.
+        var now = stat()
+        guard stat(target, &now) == 0, FileIdentity(now) == FileIdentity(status) else {
+            throw RemuxError(.fileBusy, "\(shown) was replaced by another file while it was being edited (by another "
+                             + "program?): the edit went to the file it replaced, and the new one was left as it is; "
+                             + "try again")
+        }
         return warnings
     }
 

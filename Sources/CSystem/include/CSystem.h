@@ -12,6 +12,11 @@
 // the file system cannot do it (the caller then falls back to link + unlink).
 int csystem_rename_noreplace(const char *from, const char *to);
 
+// Swaps `a` and `b` atomically (both must exist): renameat2(RENAME_EXCHANGE) on Linux,
+// renamex_np(RENAME_SWAP) on Darwin. Fails with ENOSYS, EINVAL or ENOTSUP where the kernel
+// or the file system cannot (the caller then checks and renames).
+int csystem_rename_exchange(const char *a, const char *b);
+
 // Tells the kernel that `length` bytes at `offset` will be read soon: posix_fadvise(WILLNEED)
 // on Linux, fcntl(F_RDADVISE) on Darwin. Advisory: errors are ignored.
 void csystem_will_need(int fd, off_t offset, off_t length);
