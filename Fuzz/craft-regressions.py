@@ -132,8 +132,53 @@ def chapter_empty_edit_2e64():
     return bytes(variants.splice(data, chapter, 28, box(b"elst", payload)))
 
 
+def _edited(name, find, replace):
+    sys.path.insert(0, os.path.join(REPO, "Scripts"))
+    import variants
+    with open(os.path.join(REPO, "Fixtures", name), "rb") as f:
+        data = f.read()
+    offset, length = find(data)
+    return bytes(variants.splice(data, offset, length, replace(data, offset, length)))
+
+
+def nero_chapter_start_2e63():
+    """Fixtures/aac-48k-mono.mp4 with a Nero `chpl` in its `udta`: a chapter at 0 and one
+    starting 2^63 units of 100 ns in (29,000 years). `--split-chapters` converted that start
+    to nanoseconds with `UInt64(…)` and trapped, leaving its temporary cut behind (issue 29)."""
+    entries = [(0, b"One"), (1 << 63, b"Far")]
+    payload = struct.pack(">IIB", 1 << 24, 0, len(entries)) + b"".join(
+        struct.pack(">QB", start, len(title)) + title for start, title in entries)
+
+    def udta_payload(data):
+        udta = data.find(b"udta", data.find(b"moov")) - 4
+        return udta + 8, 0
+    return _edited("aac-48k-mono.mp4", udta_payload, lambda *_: box(b"chpl", payload))
+
+
+def two_empty_edits_4e17():
+    """Fixtures/aac-48k-mono.mp4 whose audio edit list starts with two empty edits of
+    4.2e17 movie ticks each (each valid alone, their sum within 64 bits) before its media:
+    `remux` added the two in seconds and converted the sum to ticks with `UInt64(…)`, which
+    trapped (issue 29)."""
+    def edit_list(data):
+        elst = data.find(b"elst") - 4
+        return elst, struct.unpack(">I", data[elst:elst + 4])[0]
+
+    def replace(data, elst, length):
+        version = data[elst + 8]
+        count = struct.unpack(">I", data[elst + 12:elst + 16])[0]
+        media = [struct.unpack(">QqI" if version else ">IiI", data[elst + 16 + i * (20 if version else 12):][:20 if version else 12])
+                 for i in range(count)]
+        entries = [(420_000_000_000_000_000, -1, 0x10000)] * 2 + media
+        return box(b"elst", struct.pack(">II", 1 << 24, len(entries))
+                   + b"".join(struct.pack(">QqI", *e) for e in entries))
+    return _edited("aac-48k-mono.mp4", edit_list, replace)
+
+
 FILES = {
     "chapter-empty-edit-2e64.mp4": chapter_empty_edit_2e64,
+    "chpl-chapter-start-2e63.mp4": nero_chapter_start_2e63,
+    "elst-two-empty-edits-4e17.mp4": two_empty_edits_4e17,
     "stco-chunks-overlap-16m-samples.mp4": chunks_overlap,
     "truncated-stts-2e30-samples.mp4": truncated_huge_table,
     "trun-sample-limit-per-run-not-per-moof.mp4": trun_limit_per_run,

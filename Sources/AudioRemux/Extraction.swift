@@ -368,10 +368,7 @@ func parse<T>(_ body: () throws -> T) throws -> T {
     }
 }
 
-/// Seconds with three decimals, without Foundation.
+/// Seconds with three decimals (``MediaTime/text(seconds:decimals:)``).
 func formatSeconds(_ value: Double) -> String {
-    guard value.isFinite, value >= 0, value < 1e12 else { return "\(value)" }
-    let millis = Int((value * 1000).rounded())
-    let fraction = String(millis % 1000)
-    return "\(millis / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    MediaTime.text(seconds: value)
 }

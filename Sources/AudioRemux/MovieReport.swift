@@ -266,17 +266,16 @@ extension AudioExtractor {
         case "sawb": return (16000, 1)
         default: break
         }
-        let rate = entry.sampleRateV2.flatMap { Int(exactly: $0.rounded()) } ?? Int(entry.sampleRate >> 16)
-        let channels = Int(entry.channelCountV2 ?? UInt32(entry.channelCount))
+        let rate = entry.declaredSampleRate
+        let channels = entry.declaredChannelCount
         return (rate == 0 && mediaTimescale > 1 ? Int(mediaTimescale) : rate, channels)
     }
 }
 
 /// Average bits per second, 0 when it cannot be computed (no duration, absurd values).
 func bitrate(bytes: UInt64, seconds: Double) -> Int {
-    let value = Double(bytes) * 8 / seconds
-    guard seconds > 0, value.isFinite, value >= 0, value < 9e18 else { return 0 }
-    return Int(value)
+    guard seconds > 0 else { return 0 }
+    return Int(clamping: max(0, MediaTime.integer(Double(bytes) * 8 / seconds, rounding: .down) ?? 0))
 }
 
 /// One metadata item: its key (`©nam`, `covr`, `----:MEAN:NAME` for freeform items, or the

@@ -111,13 +111,7 @@ enum TagCommand {
 
     /// `HH:MM:SS.mmm`, as mp4chaps writes chapter starts.
     static func clock(_ seconds: Double) -> String {
-        // A start a file claims may be anything: past about 31,700 years, the seconds as they are.
-        guard seconds.isFinite, seconds < 1e12 else { return "\(seconds) s" }
-        let milliseconds = Int((max(0, seconds) * 1000).rounded())
-        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let ms = milliseconds % 1000
-        return "\(two(milliseconds / 3_600_000)):\(two(milliseconds / 60_000 % 60)):\(two(milliseconds / 1000 % 60))."
-            + (ms < 10 ? "00" : ms < 100 ? "0" : "") + "\(ms)"
+        MediaTime.clock(seconds: seconds)
     }
 
     /// One line per item: the friendly key where there is one, else the raw code.

@@ -11,6 +11,7 @@
 import Darwin
 #endif
 import AudioRemux
+import ISOBMFF
 
 /// Output helpers: stdout, stderr, a clock and the progress bar.
 enum Terminal {
@@ -86,9 +87,11 @@ final class ProgressBar {
                      columns: Int) -> String {
         let fraction = min(max(fraction.isFinite ? fraction : 0, 0), 1)
         let width = 24
-        let filled = Int(fraction * Double(width))
+        // fraction is in [0, 1]: both are whole numbers in range.
+        let filled = Int(MediaTime.integer(fraction * Double(width), rounding: .down) ?? 0)
+        let percent = MediaTime.integer(fraction * 100, rounding: .down) ?? 0
         let bar = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
-            + "\(Int(fraction * 100))%"
+            + "\(percent)%"
         let figures = (bytesPerSecond.map { "  \(formatted($0 / 1_000_000, digits: 1)) MB/s" } ?? "")
             + "  ETA \(formatted(secondsLeft, digits: 0)) s"
         let room = columns - 1  // The last column would make some terminals wrap.

@@ -35,6 +35,10 @@ final class FuzzRegressionTests: XCTestCase {
         // A chapter track starting 2^64 - 2 ticks in: the audio is intact (the traps were in
         // the recipes' conversions of the chapters' times; HardeningCLITests runs them).
         "chapter-empty-edit-2e64.mp4": (nil, nil),
+        // A Nero chapter 2^63 × 100 ns in, and an audio edit list opening with two empty edits
+        // of 4.2e17 ticks: the media is intact; the traps were in `--split-chapters` and `remux`.
+        "chpl-chapter-start-2e63.mp4": (nil, nil),
+        "elst-two-empty-edits-4e17.mp4": (nil, nil),
         // 2000 truns of 90,000 samples: the limit was checked per run, so all were built first.
         "trun-sample-limit-per-run-not-per-moof.mp4": (nil, .invalidInput),
     ]

@@ -60,34 +60,47 @@ final class HardeningCLITests: XCTestCase {
 
     // MARK: 7, 10: only regular files are replaced; links are replaced as links
 
-    /// Times a file claims (a chapter track starting 2^64 - 2 ticks in) never trap in a
-    /// recipe: every command answers with a status of its own (issue 29; they trapped in the
-    /// conversion of those seconds to integers), and nothing is left behind on failure.
+    /// Times a file claims never trap in a recipe: every command answers with a status of
+    /// its own, and nothing is left behind on failure (issue 29; each of these trapped in a
+    /// conversion of claimed seconds to an integer): a chapter track starting 2^64 - 2 ticks
+    /// in (`tag` listing it), a Nero chapter starting 2^63 units of 100 ns in
+    /// (`--split-chapters`), and two empty edits of 4.2e17 ticks each (`remux`).
     func testClaimedTimesNeverTrapInAnyCommand() throws {
-        let input = fixture("fuzz/chapter-empty-edit-2e64.mp4")
-        let out = directory.file("out")
-        let runs: [[String]] = [
-            ["tag", input], ["tag", "--json", input], ["probe", input], ["probe", "--json", input],
-            ["probe", "--packets", input], ["remux", input, directory.file("r.mp4")],
-            ["remux", "--from", "0.5", "--to", "1", input, directory.file("c.mp4")],
-            ["--split-chapters", "-o", out, input], ["-o", directory.file("e.m4a"), input],
-            ["concat", input, input, directory.file("j.m4a")],
-            ["mux", fixture("aac-h264-faststart.mp4"), "--audio", input, directory.file("m.mp4")],
-        ]
-        XCTAssertEqual(mkdir(out, 0o755), 0)
-        for arguments in runs {
-            let run = try runCLI(arguments)
-            XCTAssertTrue([0, 64, 65, 69].contains(run.status), "\(arguments): exit \(run.status): \(run.stderr)")
-            XCTAssertFalse(run.stderr.contains("Swift runtime failure"), "\(arguments): \(run.stderr)")
+        for name in ["chapter-empty-edit-2e64.mp4", "chpl-chapter-start-2e63.mp4", "elst-two-empty-edits-4e17.mp4"] {
+            let input = fixture("fuzz/" + name)
+            let out = directory.file("out-" + name)
+            let runs: [[String]] = [
+                ["tag", input], ["tag", "--json", input], ["probe", input], ["probe", "--json", input],
+                ["probe", "--packets", input], ["remux", input, directory.file(name + "-r.mp4")],
+                ["remux", "--from", "0.5", "--to", "1", input, directory.file(name + "-c.mp4")],
+                ["--split-chapters", "-o", out, input], ["-o", directory.file(name + "-e.m4a"), input],
+                ["concat", input, input, directory.file(name + "-j.m4a")],
+                ["mux", fixture("aac-h264-faststart.mp4"), "--audio", input, directory.file(name + "-m.mp4")],
+            ]
+            XCTAssertEqual(mkdir(out, 0o755), 0)
+            for arguments in runs {
+                let run = try runCLI(arguments)
+                XCTAssertTrue([0, 64, 65, 69].contains(run.status), "\(arguments): exit \(run.status): \(run.stderr)")
+                XCTAssertFalse(run.stderr.contains("Swift runtime failure"), "\(arguments): \(run.stderr)")
+            }
+            let left = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
+            XCTAssertTrue(left.allSatisfy { !$0.hasPrefix(".") }, "\(name): temporary files left: \(left)")
         }
-        let left = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
-        XCTAssertTrue(left.allSatisfy { !$0.hasPrefix(".") }, "temporary files left: \(left)")
         // Its chapters all start after the audio's end: nothing to cut, a data error (65), not
         // a usage error, and nothing written.
-        let split = try runCLI(["--split-chapters", "-o", out, input])
+        let out = directory.file("split")
+        XCTAssertEqual(mkdir(out, 0o755), 0)
+        let split = try runCLI(["--split-chapters", "-o", out, fixture("fuzz/chapter-empty-edit-2e64.mp4")])
         XCTAssertEqual(split.status, 65, split.stderr)
         XCTAssertTrue(split.stderr.contains("no chapter starts before the audio ends"), split.stderr)
         XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [], [])
+        // The chapter 2^63 × 100 ns in gets no file and a warning; the one at 0 its file.
+        let far = directory.file("far")
+        XCTAssertEqual(mkdir(far, 0o755), 0)
+        let nero = try runCLI(["--split-chapters", "-o", far, fixture("fuzz/chpl-chapter-start-2e63.mp4")])
+        XCTAssertEqual(nero.status, 0, nero.stderr)
+        XCTAssertTrue(nero.stderr.contains("at or after the audio's end"), nero.stderr)
+        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: far)) ?? [], ["01 - One.m4a"])
     }
 
     func testOverwriteRefusesWhatIsNotARegularFile() throws {

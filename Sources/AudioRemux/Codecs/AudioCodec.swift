@@ -73,8 +73,8 @@ struct AudioCodec: Sendable {
         self.entry = entry
         descriptor = nil
         config = nil
-        let fieldRate = entry.sampleRateV2.flatMap { Int(exactly: $0.rounded()) } ?? Int(entry.sampleRate >> 16)
-        let fieldChannels = Int(entry.channelCountV2 ?? UInt32(entry.channelCount))
+        let fieldRate = entry.declaredSampleRate
+        let fieldChannels = entry.declaredChannelCount
 
         if let (kind, boxType) = Self.configurationTypes[format] {
             guard let box = entry.configuration(boxType) else {

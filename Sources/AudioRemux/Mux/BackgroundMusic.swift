@@ -213,9 +213,7 @@ public enum BackgroundMusic {
 
     /// `seconds` in `timescale` ticks, or nil when that is not a sensible 64-bit count.
     static func ticks(_ seconds: Double, _ timescale: UInt32) -> UInt64? {
-        let value = (seconds * Double(timescale)).rounded()
-        guard value.isFinite, value >= 0, value < 1.8e19 else { return nil }
-        return UInt64(value)
+        MediaTime(seconds: seconds, timescale: timescale).flatMap { UInt64(exactly: $0.ticks) }
     }
 }
 

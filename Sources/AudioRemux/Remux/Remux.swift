@@ -411,9 +411,7 @@ public enum Remux {
     }
 
     static func formatMicroseconds(_ seconds: Double) -> String {
-        guard seconds.isFinite, seconds >= 0, seconds < 1e9 else { return "\(seconds * 1e6)" }
-        let tenths = Int((seconds * 1e7).rounded())
-        return "\(tenths / 10).\(tenths % 10)"
+        MediaTime.text(seconds: seconds * 1e6, decimals: 1)
     }
 
     static func extensionOf(_ path: String) -> String? {

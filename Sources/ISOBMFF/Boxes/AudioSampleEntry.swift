@@ -24,6 +24,15 @@ public struct AudioSampleEntry: Sendable, Equatable {
     public var channelCountV2: UInt32?
     /// The child boxes, each with its header, in file order.
     public var children: [(type: FourCC, bytes: [UInt8])]
+
+    /// The sample rate the entry's fields declare, in whole hertz: QuickTime version 2's
+    /// floating rate rounded where it is a sensible number, else the 16.16 field's integer part.
+    public var declaredSampleRate: Int {
+        sampleRateV2.flatMap { MediaTime.integer($0) }.flatMap { Int(exactly: $0) } ?? Int(sampleRate >> 16)
+    }
+
+    /// The channel count the entry's fields declare (QuickTime version 2's where there is one).
+    public var declaredChannelCount: Int { Int(channelCountV2 ?? UInt32(channelCount)) }
     /// The `esds`, directly inside the entry or inside `wave`.
     public var elementaryStreamDescriptor: ElementaryStreamDescriptorBox?
     /// Whether the entry has a QuickTime `wave` box (which wraps the codec configuration).

@@ -217,11 +217,7 @@ public struct TrackPresentation: Sendable, Equatable {
 
     /// Seconds with three decimals, for messages.
     static func seconds(_ ticks: UInt64, _ timescale: UInt32) -> String {
-        let millis = ticks / UInt64(timescale) &* 1000 &+ (ticks % UInt64(timescale)) &* 1000 / UInt64(timescale)
-        // Wrapping is harmless here (a message); ticks / timescale * 1000 overflows only past
-        // 584 million years.
-        let fraction = String(millis % 1000)
-        return "\(millis / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+        MediaTime.text(seconds: MediaTime.seconds(ticks, timescale: timescale))
     }
 }
 

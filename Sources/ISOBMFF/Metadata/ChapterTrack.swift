@@ -51,11 +51,13 @@ public struct ChapterTrack: Sendable, Equatable {
                                + "written", path: "", offset: nil)
         }
         // 2^40 ms (35 years) keeps every sum below exact in Double and in 64 bits.
-        let limit = Double(UInt64(1) << 40)
-        let endMilliseconds = endSeconds.isFinite ? min(max(0, (endSeconds * 1000).rounded()), limit) : 0
+        let limit: Int64 = 1 << 40
+        let endMilliseconds = endSeconds.isFinite
+            ? min(MediaTime(clampingSeconds: endSeconds, timescale: 1000)?.ticks ?? 0, limit) : 0
         var starts: [(UInt64, Chapter)] = []
         for (n, chapter) in list.enumerated() {
-            let ms = chapter.start.isFinite ? max(0, (chapter.start * 1000).rounded()) : limit + 1
+            let ms = chapter.start.isFinite
+                ? MediaTime(clampingSeconds: chapter.start, timescale: 1000)?.ticks ?? 0 : limit + 1
             guard ms <= endMilliseconds, let value = UInt64(exactly: ms) else {
                 throw ISOBMFFError(.invalidValue, "chapter \(n + 1) ('\(chapter.title)') starts at \(chapter.start) s, "
                                    + "after the movie's end at \(endMilliseconds / 1000) s", path: "", offset: nil)

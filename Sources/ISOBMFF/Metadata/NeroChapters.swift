@@ -45,8 +45,8 @@ public struct NeroChapters: Sendable, Equatable {
             for entry in kept {
                 let title = ChapterTrack.utf8(entry.title, atMost: 255)
                 // 100 ns units; a start that is not a finite non-negative number of them is 0.
-                let units = (entry.start * 1e7).rounded()
-                chpl.write(units.isFinite && units >= 0 && units < 0x1p63 ? UInt64(units) : 0)
+                let units = MediaTime(seconds: entry.start, timescale: 10_000_000).map(\.ticks) ?? 0
+                chpl.write(UInt64(max(0, units)))
                 chpl.write(UInt8(title.count))
                 chpl.write(bytes: title)
             }

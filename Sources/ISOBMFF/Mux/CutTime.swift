@@ -16,17 +16,12 @@ public struct CutTime: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var seconds: Double { Double(nanoseconds) / 1e9 }
 
     /// The time nearest `seconds` that a `CutTime` can hold: 0 for a negative time or NaN,
-    /// the largest (about 584 years) for one past it. For times a file claims (a chapter's
+    /// the largest (about 292 years) for one past it. For times a file claims (a chapter's
     /// start), which may be anything: never a trap.
     public init(clampingSeconds seconds: Double) {
-        let nanoseconds = (seconds * 1e9).rounded()
-        if !(nanoseconds > 0) {
-            self.init(nanoseconds: 0)
-        } else if nanoseconds >= 18_446_744_073_709_551_616.0 {  // 2^64
-            self.init(nanoseconds: .max)
-        } else {
-            self.init(nanoseconds: UInt64(nanoseconds))
-        }
+        // A nanosecond clock always exists (the timescale is not 0) and clamps at 0 and 2^63 − 1.
+        let time = MediaTime(clampingSeconds: seconds, timescale: 1_000_000_000)
+        self.init(nanoseconds: time.map { UInt64($0.ticks) } ?? 0)  // ticks ≥ 0 when clamped.
     }
 
     /// Parses `90`, `2.52`, `1:30`, `1:02:03.5`: seconds, or minutes and seconds, or hours,
@@ -69,28 +64,12 @@ public struct CutTime: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// How ``ticks(_:rounding:)`` rounds a time that falls inside a tick.
-    public enum Rounding: Sendable {
-        /// To the nearest tick (halves up).
-        case nearest
-        /// To the start of the tick the time falls in: the tick presented at that time.
-        case down
-        /// To the end of the tick the time falls in: every tick that starts before the time.
-        case up
-    }
+    public typealias Rounding = MediaTime.Rounding
 
     /// The time in ticks of `timescale`, rounded as `rounding` says (to the nearest tick by
-    /// default); nil when it does not fit in 64 bits.
+    /// default); nil when it does not fit in 64 bits or the timescale is 0.
     public func ticks(_ timescale: UInt32, rounding: Rounding = .nearest) -> UInt64? {
-        let product = nanoseconds.multipliedFullWidth(by: UInt64(timescale))
-        let bias: UInt64 = switch rounding {
-        case .nearest: 500_000_000
-        case .down: 0
-        case .up: 999_999_999
-        }
-        let (low, carry) = product.low.addingReportingOverflow(bias)
-        let high = product.high + (carry ? 1 : 0)  // high < timescale ≤ 2^32: no overflow.
-        guard high < 1_000_000_000 else { return nil }
-        return UInt64(1_000_000_000).dividingFullWidth((high, low)).quotient
+        MediaTime.scale(nanoseconds, by: UInt64(timescale), over: 1_000_000_000, rounding: rounding)
     }
 
     /// `2.520` style: seconds with three decimals (more when the time needs them).

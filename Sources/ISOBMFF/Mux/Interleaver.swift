@@ -129,10 +129,8 @@ struct Interleaver {
 
 /// `seconds` in ticks of `timescale`, rounded to nearest, at least 1 (so that every chunk or
 /// fragment takes a sample) and at most 2^62 (NaN and infinities included: seconds are a
-/// caller's choice). Written without `rounded()`, which would need libm at link time.
+/// caller's choice).
 func ticks(_ seconds: Double, timescale: UInt32) -> UInt64 {
-    let value = Double(timescale) * seconds
-    guard value >= 1 else { return 1 }
-    guard value < 0x1p62 else { return 1 << 62 }
-    return UInt64(value + 0.5)
+    let ticks = MediaTime(clampingSeconds: seconds, timescale: timescale)?.ticks ?? 0
+    return UInt64(min(max(ticks, 1), 1 << 62))
 }
