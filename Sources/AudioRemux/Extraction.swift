@@ -323,7 +323,8 @@ struct Extraction {
                               + "no whole audio sample, so nothing can be salvaged")
         }
         return RemuxError(.truncatedInput, "\(name) is truncated: it ends at byte \(report.fileLength); \(detail) "
-                          + "\(formatSeconds(report.recoveredSeconds)) s of audio, which salvaging can extract")
+                          + "\(formatSeconds(report.recoveredSeconds)) s of audio, which salvaging can extract",
+                          salvageable: report)
     }
 
     /// The samples of a truncated regular file that lie wholly inside it, in order, up to

@@ -54,13 +54,19 @@ public struct RemuxError: Error, Sendable, Equatable, CustomStringConvertible {
     public let message: String
     /// The parser's error, with box path and offset, when the input is malformed.
     public let parseError: ISOBMFFError?
+    /// For a ``Code/truncatedInput`` error whose whole samples before the cut can be
+    /// extracted: what ``ExtractionOptions/salvage`` would recover. nil otherwise; match on
+    /// this rather than on the message.
+    public let salvageable: SalvageReport?
 
     /// An error of kind `code`; pass the parser's error when the input is at fault, so that
     /// ``boxPath`` and ``byteOffset`` can say where.
-    public init(_ code: Code, _ message: String, parseError: ISOBMFFError? = nil) {
+    public init(_ code: Code, _ message: String, parseError: ISOBMFFError? = nil,
+                salvageable: SalvageReport? = nil) {
         self.code = code
         self.message = message
         self.parseError = parseError
+        self.salvageable = salvageable
     }
 
     /// Wraps a parser error: a file cut short gets its own code, everything else is
@@ -74,7 +80,7 @@ public struct RemuxError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The same error, its message led by `subject` ("music clip 2 (b.m4a): …").
     func prefixed(_ subject: String) -> RemuxError {
-        RemuxError(code, "\(subject): \(message)", parseError: parseError)
+        RemuxError(code, "\(subject): \(message)", parseError: parseError, salvageable: salvageable)
     }
 
     /// The box path where a malformed input is at fault, such as `moov/trak[1]/mdia/minf/stbl/stsz`.

@@ -9,14 +9,62 @@ import AudioRemux
 
 /// `concat IN… OUT` and `concat --file-list LIST OUT`: the progress bar on a terminal, the
 /// "wrote" line or --json object, warnings on stderr.
-enum ConcatCommand {
-    static func run(inputs: [String], output: String, arguments: Arguments) -> ExitStatus {
+struct ConcatCommand: CommandRunner {
+    static let chapters = Option("--chapters", "one chapter per input (its title tag, else its file name)")
+    static let fileList = Option("--file-list", .text("LIST"), "read the inputs from FFmpeg's concat list "
+                                 + "(file 'PATH' lines)")
+
+    static let options: [Option] = [chapters, fileList, .overwrite, .quiet, .json]
+    static let synopsis = ["concat [--chapters] [--file-list LIST] [--overwrite] [--json] [--quiet] IN… OUTPUT"]
+    static let summary = "join files by stream copy, in order (audio-only, or clips with video)"
+    static let details = """
+        concat IN… OUTPUT joins files by stream copy, in order: audio-only inputs into one audio
+        track (every packet at most once, never altered; at each seam at most two packets are
+        left out, chosen for a dip of at most 12 ms, then a start within a frame + 2 ms of the
+        part's place, never drifting; ALAC and FLAC to the sample), or clips with video (each
+        from its first sync sample, its audio kept with its pictures). One edit per track, and
+        iTunSMPB to match. Inputs coded differently exit 69 before anything is written.
+        --chapters writes one chapter per input (its title tag, else its file name) in both
+        forms; an OUTPUT named .m4b gets the audiobook brand. --file-list LIST reads the inputs
+        from FFmpeg's concat list (file 'PATH' lines, # comments; paths relative to the list);
+        any other directive exits 64. The worst and median dips printed are predicted from the
+        packets' timing (no decoder runs).
+        """
+
+    var inputs: [String]
+    var output: String
+    var fileList: String?
+    var chapters: Bool
+
+    var common: CommonOptions
+
+    init(_ line: ParsedLine) throws(UsageError) {
+        common = CommonOptions(line)
+        fileList = line.text(Self.fileList)
+        chapters = line.has(Self.chapters)
+        let paths = line.operands
+        if fileList != nil {
+            guard paths.count == 1 else {
+                throw UsageError(message: "with --file-list, concat takes only the output: extract-audio concat "
+                                 + "--file-list LIST OUTPUT")
+            }
+        } else if paths.count < 2 {
+            throw UsageError(message: "concat takes inputs and an output: extract-audio concat IN1 IN2 … OUTPUT "
+                             + "(or --file-list LIST OUTPUT)")
+        }
+        try Operand.refuseStandardStreams(paths, "concat reads and writes files, not standard input or output ('-')")
+        output = paths[paths.count - 1]
+        try Operand.checkName(of: output, "concat writes an MPEG-4 file: name it .m4a, .m4b or .mp4")
+        inputs = Array(paths.dropLast())
+    }
+
+    func run() -> ExitStatus {
         var inputs = inputs
-        if let list = arguments.fileList {
+        if let list = fileList {
             do {
                 inputs = try FileList.read(list)
             } catch let error as FileList.Problem {
-                if arguments.json {
+                if common.json {
                     Terminal.line(errorJSON(input: list, output: output, code: "usage", status: .usage,
                                             message: error.message))
                 } else {
@@ -24,11 +72,11 @@ enum ConcatCommand {
                 }
                 return error.status
             } catch {
-                return report(error, input: list, output: output, json: arguments.json)
+                return report(error, input: list, output: output, json: common.json)
             }
         }
-        let options = ConcatOptions(chapters: arguments.chapters, overwrite: arguments.overwrite)
-        let bar = !arguments.quiet && !arguments.json && Terminal.stderrIsTerminal
+        let options = ConcatOptions(chapters: chapters, overwrite: common.overwrite)
+        let bar = common.printsText && Terminal.stderrIsTerminal
             ? ProgressBar(label: output) : nil
         do {
             let result = try Concatenation.join(inputs, to: output, options: options, progress: bar.map { bar in
@@ -37,9 +85,9 @@ enum ConcatCommand {
             })
             bar?.finish()
             for warning in result.warnings { Terminal.warning("\(output): \(warning)") }
-            if arguments.json {
-                Terminal.line(json(result, inputs: inputs).compactText)
-            } else if !arguments.quiet {
+            if common.json {
+                Terminal.line(Self.json(result, inputs: inputs).compactText)
+            } else if !common.quiet {
                 Terminal.line("wrote \(output): \(inputs.count) inputs\(result.hasVideo ? " with video" : ""), "
                               + "\(formatted(result.duration, digits: 3)) s, \(result.audioPackets) audio packets "
                               + "(\(result.droppedPackets) left out at the seams); seams: worst dip "
@@ -50,7 +98,7 @@ enum ConcatCommand {
             return .success
         } catch {
             bar?.finish()
-            return report(error, input: inputs.first, output: output, json: arguments.json, about: inputs + [output])
+            return report(error, input: inputs.first, output: output, json: common.json, about: inputs + [output])
         }
     }
 

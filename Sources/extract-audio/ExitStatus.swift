@@ -42,3 +42,6 @@ enum ExitStatus: Int32 {
         }
     }
 }
+
+/// A status is thrown where a failure was already reported (one line, or a JSON object).
+extension ExitStatus: Error {}

@@ -1,5 +1,58 @@
+// `probe INPUT…` (or `--list INPUT…`): the track table of each input; `probe --packets`
+// (ProbePackets.swift): every sample.
 import AudioRemux
 import ISOBMFF
+
+struct ProbeCommand: CommandRunner {
+    static let list = Option("--list", short: "-l", "the same as probe: extract-audio --list INPUT…")
+    static let packets = Option("--packets", "list every sample of every track in decode order")
+    static let trackID = Option("--track-id", .trackID, "with --packets: only the track with this ID")
+
+    static let options: [Option] = [.json, list, packets, trackID]
+    static let synopsis = ["probe [--json] INPUT…       (or: extract-audio --list INPUT…)",
+                           "probe --packets [--track-id ID] [--json] INPUT"]
+    static let summary = "describe each input and its tracks, or list every packet (--packets)"
+    static let details = """
+        probe INPUT... describes each INPUT and its tracks (codec, sample rate, channels, duration,
+        samples, bitrate, language, enabled, rotation, whether extraction would work); with --json
+        as one JSON object per input. --list INPUT... is the same.
+
+        probe --packets INPUT lists every sample of every track (or of --track-id ID) in decode
+        order, one line each (one JSON object each with --json): track_id, index, dts, pts,
+        duration (in the track's timescale, no edit list applied), size, offset, sync; the
+        numbers ffprobe -ignore_editlist 1 -show_packets prints. Where a video sample's
+        bitstream disagrees with its container sync mark, bitstream_sync says what it says.
+        A damaged track is named on stderr (with --json, as one object: track_id, problem,
+        reason) and the others listed; a file cut short lists the samples wholly inside it.
+        Exit 65 only when nothing can be listed.
+        """
+
+    var inputs: [String]
+    var json: Bool
+    var packets: Bool
+    var trackID: UInt32?
+
+    init(_ line: ParsedLine) throws(UsageError) {
+        inputs = line.operands
+        json = line.has(.json)
+        packets = line.has(Self.packets)
+        trackID = line.trackIDs(Self.trackID).last
+        guard !inputs.isEmpty else {
+            throw UsageError(message: "probe takes one or more input files")
+        }
+        try Operand.refuseStandardStreams(inputs, "probe reads files, not standard input ('-')")
+        if trackID != nil && !packets {
+            throw UsageError(message: "probe takes --track-id only with --packets")
+        }
+        if packets && inputs.count > 1 {
+            throw UsageError(message: "probe --packets takes one input file")
+        }
+    }
+
+    func run() -> ExitStatus {
+        packets ? Probe.packets(inputs[0], trackID: trackID, json: json) : Probe.run(inputs, json: json)
+    }
+}
 
 /// `extract-audio probe`: the tracks of a file as an aligned table, or as JSON (the schema
 /// is documented in the README).

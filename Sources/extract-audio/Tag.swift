@@ -1,27 +1,46 @@
+// `tag FILE…`, and the tag options (--set, --cover, --chapters-from) extraction, remux and
+// mux take too.
 import AudioRemux
 import ISOBMFF
 
-/// `extract-audio tag FILE…`: prints each file's tags, or changes them (`--set`, `--remove`,
-/// `--remove-all`, `--cover`, `--remove-cover`) and prints them after the change. Keys,
-/// values and images are checked once, before any file is touched; then each file is
-/// judged alone, and the status is the first failure's.
-enum TagCommand {
+/// The tag changes as given on the command line; `changes()` checks them.
+struct TagOptions: Sendable {
+    /// Applied in this order: --remove-all, --remove, --remove-cover, --set (in the order
+    /// given), --cover (all of them replace the covers).
+    var sets: [(key: String, value: String)]
+    var removals: [String]
+    var removeAll: Bool
+    var covers: [String]
+    var removeCover: Bool
+    var chaptersFrom: String?
+    var removeChapters: Bool
+
+    init(_ line: ParsedLine) {
+        sets = line.keyValues(.set)
+        removals = line.texts(TagCommand.remove)
+        removeAll = line.has(TagCommand.removeAll)
+        covers = line.texts(.cover)
+        removeCover = line.has(TagCommand.removeCover)
+        chaptersFrom = line.text(.chaptersFrom)
+        removeChapters = line.has(TagCommand.removeChapters)
+    }
+
     /// The changes the options ask for, checked: keys and values (64), images (66, 69).
-    static func changes(_ arguments: Arguments) throws -> TagChanges {
+    func changes() throws -> TagChanges {
         var changes = TagChanges()
-        changes.removingAll = arguments.removeAllTags
-        changes.removingCovers = arguments.removeCover
+        changes.removingAll = removeAll
+        changes.removingCovers = removeCover
         do {
-            changes.removals = try arguments.tagRemovals.map { try TagKey.parse($0) }
-            for (text, valueText) in arguments.tagSets {
+            changes.removals = try removals.map { try TagKey.parse($0) }
+            for (text, valueText) in sets {
                 let key = try TagKey.parse(text)
                 changes.settings.append(ItemList.Item(key: key, value: try TagValue(parsing: valueText, for: key)))
             }
         } catch let error as TagError {
             throw RemuxError(.invalidArgument, error.message)
         }
-        changes.removingChapters = arguments.removeChapters
-        if let path = arguments.chaptersFrom {
+        changes.removingChapters = removeChapters
+        if let path = chaptersFrom {
             let file = try InputFile(path: path)
             guard file.length <= 16 << 20 else {
                 throw RemuxError(.invalidArgument, "\(path): a chapter file of \(file.length) bytes is too large")
@@ -39,7 +58,7 @@ enum TagCommand {
             }
             changes.chapters = chapters
         }
-        for path in arguments.covers {
+        for path in covers {
             let file = try InputFile(path: path)
             guard file.length <= 64 << 20 else {
                 throw RemuxError(.unsupportedInput, "\(path): a cover image of \(file.length) bytes is too large "
@@ -47,7 +66,7 @@ enum TagCommand {
             }
             let bytes = try file.bytes(at: 0, count: Int(file.length))
             guard let image = TagImage(bytes: bytes) else {
-                let head = bytes.prefix(4).map { hex($0) }.joined(separator: " ")
+                let head = bytes.prefix(4).map { TagCommand.hex($0) }.joined(separator: " ")
                 throw RemuxError(.unsupportedInput, "\(path) is neither a JPEG nor a PNG image (it starts with "
                                  + "\(head)); covers must be one of those")
             }
@@ -60,41 +79,125 @@ enum TagCommand {
         return changes
     }
 
+    /// The checked changes; when one is refused, the error reported (one line, or a JSON
+    /// object) and its status thrown.
+    func checkedChanges(json: Bool) throws(ExitStatus) -> TagChanges {
+        do {
+            return try changes()
+        } catch {
+            throw report(error, input: nil, output: nil, json: json)
+        }
+    }
+}
+
+/// `extract-audio tag FILE…`: prints each file's tags, or changes them (`--set`, `--remove`,
+/// `--remove-all`, `--cover`, `--remove-cover`) and prints them after the change. Keys,
+/// values and images are checked once, before any file is touched; then each file is
+/// judged alone, and the status is the first failure's.
+struct TagCommand: CommandRunner {
+    static let set = Option("--set", .keyValue("KEY=VALUE"), "set an item: a friendly key, a four-character code "
+                            + "or ----:MEAN:NAME (repeatable)")
+    static let remove = Option("--remove", .text("KEY"), "remove an item (repeatable)")
+    static let removeAll = Option("--remove-all", "remove every item but the gapless information (iTunSMPB)")
+    static let cover = Option("--cover", .text("IMAGE"), "replace the covers with this JPEG or PNG (repeatable)")
+    static let removeCover = Option("--remove-cover", "remove the covers")
+    static let chaptersFrom = Option("--chapters-from", .text("FILE"), "replace the chapters (mp4chaps lines or "
+                                     + ";FFMETADATA1), in both forms")
+    static let removeChapters = Option("--remove-chapters", "remove the chapters (the chapter track and chpl)")
+    static let dryRun = Option("--dry-run", "print the tags the change would give; write nothing")
+    static let jsonOption = Option("--json", "print one JSON object per file on stdout (tags, chapters, or the error)")
+    static let quietOption = Option("--quiet", short: "-q", "with changes, print only errors and warnings")
+
+    static let options: [Option] = [
+        set, remove, removeAll, cover, removeCover, chaptersFrom, removeChapters, dryRun, jsonOption, quietOption,
+    ]
+    static let synopsis = [
+        "tag [--set KEY=VALUE]… [--remove KEY]… [--remove-all] [--cover IMAGE]…",
+        "    [--remove-cover] [--chapters-from FILE | --remove-chapters] [--dry-run] [--json]",
+        "    [--quiet] FILE…",
+    ]
+    static let summary = "print or change the tags, cover art and chapters of files, in place"
+    static let details = """
+        tag FILE… prints each file's tags (iTunes-style items in moov/udta/meta/ilst): friendly
+        keys in text; with --json one object per file, each item with its friendly key (or
+        null), raw code, type and typed value. --set KEY=VALUE (repeatable) sets an item, KEY
+        being a friendly key (title, artist, album, album_artist, date, genre, track, disc,
+        comment, composer, lyrics, grouping, bpm, compilation, sort_title, copyright, encoder,
+        description, media_kind, … see the README), a four-character code (©nam) or
+        ----:MEAN:NAME; track and disc take N or N/TOTAL (0-65535), compilation true or false.
+        --remove KEY, --remove-all (all but the gapless information, iTunSMPB, which --remove
+        ----:com.apple.iTunes:iTunSMPB removes); --cover IMAGE (JPEG or PNG, repeatable)
+        replaces the covers, --remove-cover drops them. --chapters-from FILE replaces the
+        chapters (mp4chaps lines "HH:MM:SS.mmm Title" or an ;FFMETADATA1 file; at most 4096) in
+        both forms: a QuickTime chapter track (replacing any) and Nero's chpl (at most 255: past
+        that, the track only, with a warning); --remove-chapters removes both. --dry-run prints
+        the tags the change would give and writes nothing. Unknown items are kept byte for byte.
+        The file is rewritten beside itself and moved into place atomically (samples and every
+        other box copied unchanged), leaving padding after moov; the next edit that fits that
+        padding is written in place, in steps that each leave the old or the new tags (see the
+        README). Each file is judged alone.
+        """
+
+    var files: [String]
+    var tags: TagOptions
+    var dryRun: Bool
+    var json: Bool
+    var quiet: Bool
+
+    init(_ line: ParsedLine) throws(UsageError) {
+        files = line.operands
+        tags = TagOptions(line)
+        dryRun = line.has(Self.dryRun)
+        json = line.has(.json)
+        quiet = line.has(.quiet)
+        guard !files.isEmpty else {
+            throw UsageError(message: "tag takes one or more files: extract-audio tag [--set KEY=VALUE]… FILE…")
+        }
+        try Operand.refuseStandardStreams(files, "tag edits files, not standard input ('-')")
+        if tags.removeChapters && tags.chaptersFrom != nil {
+            throw UsageError(message: "use --chapters-from (which replaces the chapters) or --remove-chapters, "
+                             + "not both")
+        }
+        if tags.removeCover && !tags.covers.isEmpty {
+            throw UsageError(message: "use --cover (which replaces the covers) or --remove-cover, not both")
+        }
+    }
+
     static func hex(_ byte: UInt8) -> String {
         let digits = Array("0123456789ABCDEF")
         return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
     }
 
-    static func run(_ files: [String], arguments: Arguments) -> ExitStatus {
+    func run() -> ExitStatus {
         let changes: TagChanges
         do {
-            changes = try Self.changes(arguments)
+            changes = try tags.checkedChanges(json: json)
         } catch {
-            return report(error, input: nil, output: nil, json: arguments.json)
+            return error
         }
         var firstFailure: ExitStatus?
         for (n, file) in files.enumerated() {
             do {
                 // Without changes, a dry run that changes nothing: the tags as they are.
-                let result = try TagFile.edit(file, applying: changes, dryRun: arguments.dryRun || changes.isEmpty)
+                let result = try TagFile.edit(file, applying: changes, dryRun: dryRun || changes.isEmpty)
                 for warning in result.warnings { Terminal.warning("\(file): \(warning)") }
-                if arguments.json {
-                    Terminal.line(json(result, file: file, changed: !changes.isEmpty, dryRun: arguments.dryRun)
+                if json {
+                    Terminal.line(Self.json(result, file: file, changed: !changes.isEmpty, dryRun: dryRun)
                         .compactText)
-                } else if !arguments.quiet || changes.isEmpty {
+                } else if !quiet || changes.isEmpty {
                     if files.count > 1 { Terminal.line((n > 0 ? "\n" : "") + "file: \(file)") }
-                    Terminal.line(text(result.tags))
+                    Terminal.line(Self.text(result.tags))
                     for chapter in result.chapters {
-                        Terminal.line("chapter \(clock(chapter.start)) \(chapter.title)")
+                        Terminal.line("chapter \(Self.clock(chapter.start)) \(chapter.title)")
                     }
-                    if !changes.isEmpty && !arguments.quiet {
-                        Terminal.write(arguments.dryRun ? "dry run: \(file) is unchanged\n"
+                    if !changes.isEmpty && !quiet {
+                        Terminal.write(dryRun ? "dry run: \(file) is unchanged\n"
                                        : result.method == .none ? "\(file): the tags were already these\n"
-                                       : "wrote \(file) (\(describe(result.method)))\n", to: 2)
+                                       : "wrote \(file) (\(Self.describe(result.method)))\n", to: 2)
                     }
                 }
             } catch {
-                let status = report(error, input: file, output: nil, json: arguments.json)
+                let status = report(error, input: file, output: nil, json: json)
                 firstFailure = firstFailure ?? status
             }
         }

@@ -185,6 +185,12 @@ final class DemuxHardeningTests: XCTestCase {
         XCTAssertNotNil(track.extractionProblem)
         XCTAssertTrue(track.extractableWithSalvage)
         XCTAssertTrue(track.extractionProblem?.contains("salvaging can extract") ?? false, track.extractionProblem ?? "")
+        // The error says so in a field, for programs (and the CLI's "(use --salvage)") to match on.
+        XCTAssertThrowsError(try AudioExtractor.extract(from: cut, to: directory.file("o.m4a"))) {
+            let error = $0 as? RemuxError
+            XCTAssertEqual(error?.code, .truncatedInput)
+            XCTAssertGreaterThan(error?.salvageable?.recoveredSeconds ?? 0, 0, "\($0)")
+        }
     }
 
     /// Points 5 and 6: a DASH file cut at 2 KB (inside its first fragment) holds no whole
@@ -199,6 +205,7 @@ final class DemuxHardeningTests: XCTestCase {
                     let error = $0 as? RemuxError
                     XCTAssertEqual(error?.code, .truncatedInput, "\(name)")
                     XCTAssertFalse(error?.message.contains("salvaging can extract") ?? true, "\(name): \($0)")
+                    XCTAssertNil(error?.salvageable, "\(name)")
                 }
             }
             let track = try XCTUnwrap(AudioExtractor.probe(cut).tracks.first { $0.kind == "audio" })
