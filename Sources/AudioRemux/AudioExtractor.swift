@@ -125,8 +125,10 @@ public enum AudioExtractor {
                                options: ExtractionOptions = ExtractionOptions(),
                                progress: ((ExtractionProgress) -> Void)? = nil,
                                isCancelled: @escaping () -> Bool = { false }) throws -> ExtractionResult {
-        try extract(from: InputFile(path: inputPath), to: outputPath, options: options, progress: progress,
-                    isCancelled: isCancelled)
+        try naming(inputPath) {
+            try extract(from: InputFile(path: inputPath), to: outputPath, options: options, progress: progress,
+                        isCancelled: isCancelled)
+        }
     }
 
     /// Writes the chosen audio track of the open file `input` to a new M4A at `outputPath`,
@@ -140,7 +142,7 @@ public enum AudioExtractor {
             throw RemuxError(.sameFile, "\(input.path) and \(outputPath) are the same file")
         }
         try Destination.check(outputPath, overwrite: options.overwrite)
-        let extraction = try Extraction(source: input, options: options, name: input.path)
+        let extraction = try naming(input.path) { try Extraction(source: input, options: options, name: input.path) }
         var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
         do {
             let size = try extraction.write(from: input, to: &output, bufferSize: options.bufferSize,
@@ -162,8 +164,7 @@ public enum AudioExtractor {
                                options: ExtractionOptions = ExtractionOptions(),
                                progress: ((ExtractionProgress) -> Void)? = nil,
                                isCancelled: @escaping () -> Bool = { false }) throws -> ExtractionResult {
-        let extraction = try Extraction(source: source, options: options,
-                                        name: source.name)
+        let extraction = try naming(source.name) { try Extraction(source: source, options: options, name: source.name) }
         let size = try extraction.write(from: source, to: &sink, bufferSize: options.bufferSize, progress: progress,
                                         isCancelled: isCancelled)
         return extraction.result(outputPath: "", bytesWritten: size)

@@ -84,8 +84,7 @@ public struct TrackReport: Sendable, Equatable {
 extension AudioExtractor {
     /// Describes the file at `path` and its tracks.
     public static func probe(_ path: String) throws -> MovieReport {
-        let input = try InputFile(path: path)
-        return try probe(input, name: path)
+        try naming(path) { try probe(InputFile(path: path), name: path) }
     }
 
     /// Describes the movie in `source` and its tracks; `name` is how messages call it.

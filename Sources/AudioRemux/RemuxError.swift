@@ -78,14 +78,32 @@ public struct RemuxError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { message }
 
+    /// The same error, its message led by `file` unless it names it already: every error a
+    /// recipe throws about its input names that file (issue 30).
+    func naming(_ file: String) -> RemuxError {
+        guard !file.isEmpty, !message.containsBytes(of: file) else { return self }
+        return prefixed(file)
+    }
+
     /// The same error, its message led by `subject` ("music clip 2 (b.m4a): …").
     func prefixed(_ subject: String) -> RemuxError {
         RemuxError(code, "\(subject): \(message)", parseError: parseError, salvageable: salvageable)
     }
 
     /// The box path where a malformed input is at fault, such as `moov/trak[1]/mdia/minf/stbl/stsz`.
-    public var boxPath: String? { parseError?.path }
+    /// Nil where no box applies (an argument, the file as a whole).
+    public var boxPath: String? { parseError.flatMap { $0.path.isEmpty ? nil : $0.path } }
 
     /// The byte offset in the input where it is at fault.
     public var byteOffset: UInt64? { parseError?.offset }
+}
+
+/// Runs `body`, naming `file` in any ``RemuxError`` it throws (``RemuxError/naming(_:)``);
+/// other errors, such as a caller's own from a closure it passed, are rethrown unchanged.
+func naming<T>(_ file: String, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as RemuxError {
+        throw error.naming(file)
+    }
 }

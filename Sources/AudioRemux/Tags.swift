@@ -44,9 +44,7 @@ public struct TagWriteResult: Sendable {
 public enum TagFile {
     /// The tags of the file at `path`, with warnings for damaged items.
     public static func read(_ path: String) throws -> ItemList {
-        let input = try InputFile(path: path)
-        let layout = try Layout(input)
-        return ItemList(userData: layout.userData ?? [])
+        try naming(path) { ItemList(userData: try Layout(InputFile(path: path)).userData ?? []) }
     }
 
     /// Changes the tags of the file at `path` with `change` and writes them (unless
@@ -54,7 +52,7 @@ public enum TagFile {
     @discardableResult
     public static func edit(_ path: String, dryRun: Bool = false,
                             _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
-        try edit(path, dryRun: dryRun, stoppingAfterWrite: nil, change)
+        try naming(path) { try edit(path, dryRun: dryRun, stoppingAfterWrite: nil, change) }
     }
 
     /// Thrown by ``edit(_:dryRun:stoppingAfterWrite:_:)`` when told to stop (tests only).
@@ -82,7 +80,9 @@ public enum TagFile {
         var chapters: [Chapter]??
         if changes.removingChapters { chapters = .some(nil) }
         if let list = changes.chapters { chapters = .some(list) }
-        return try edit(path, dryRun: dryRun, stoppingAfterWrite: nil, chapters: chapters) { changes.apply(to: &$0) }
+        return try naming(path) {
+            try edit(path, dryRun: dryRun, stoppingAfterWrite: nil, chapters: chapters) { changes.apply(to: &$0) }
+        }
     }
 
     /// The chapters a tag edit writes: the chapter track and its change of `moov`, the new
@@ -301,8 +301,11 @@ public enum TagFile {
                 do {
                     header = try BoxHeader(parsing: &reader, available: available, parentPath: "")
                 } catch let error as ISOBMFFError {
-                    throw RemuxError(.invalidInput, "\(input.name): the box at byte \(offset) is damaged or cut "
-                                     + "short (\(error.message)); tags are not written into a damaged file")
+                    // A file that is no MP4 at all (text, an image) says what it looks like.
+                    throw FileSignature.explain(RemuxError(.invalidInput, "\(input.name): the box at byte \(offset) is "
+                                                           + "damaged or cut short (\(error.message)); tags are not "
+                                                           + "written into a damaged file", parseError: error),
+                                                source: input)
                 }
                 if header.type == "moov" && moov == nil { moov = header }
                 boxes.append(header)

@@ -47,7 +47,7 @@ struct ValueRule: Sendable {
     static func time(_ placeholder: String) -> ValueRule {
         ValueRule(placeholder: placeholder,
                   expected: "a time as seconds (90, 2.52) or [[h:]m:]s[.frac] (1:30, 01:02:03.5)") { text in
-            CutTime(parsing: text).map { .time($0) }
+            (try? CutTime(parsing: text)).map { .time($0) }
         }
     }
 

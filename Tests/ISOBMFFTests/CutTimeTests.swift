@@ -10,14 +10,18 @@ final class CutTimeTests: XCTestCase {
             ("100:00:00", 360_000_000_000_000), ("7.280", 7_280_000_000),
         ]
         for (text, nanoseconds) in cases {
-            XCTAssertEqual(CutTime(parsing: text)?.nanoseconds, nanoseconds, text)
+            XCTAssertEqual(try? CutTime(parsing: text).nanoseconds, nanoseconds, text)
         }
     }
 
     func testRefusedForms() {
         for text in ["", "-1", "+1", "1e3", "1.2.3", "1:2:3:4", ".5", "5.", "1:60", "1:00:60", "1.0000000001",
                      "1:", ":1", "1,5", " 1", "inf", "nan", "٣", "99999999999999999999"] {
-            XCTAssertNil(CutTime(parsing: text), text)
+            XCTAssertThrowsError(try CutTime(parsing: text), text) { error in
+                // Issue 30: a typo is an error naming the value, never "to the end".
+                XCTAssertEqual((error as? ISOBMFFError)?.code, .invalidValue, text)
+                XCTAssertTrue("\(error)".contains("'\(text)' is not a time"), "\(error)")
+            }
         }
     }
 

@@ -29,10 +29,12 @@ public enum AudioCut {
             throw RemuxError(.sameFile, "\(input.path) and \(outputPath) are the same file")
         }
         try Destination.check(outputPath, overwrite: options.overwrite)
-        let whole = try Intermediate(input: input, beside: outputPath, options: options)
-        defer { whole.remove() }
-        return try whole.cut(range, to: outputPath, name: input.path, overwrite: options.overwrite,
-                             keepMetadata: options.keepMetadata, tags: options.tags)
+        return try naming(input.path) {
+            let whole = try Intermediate(input: input, beside: outputPath, options: options)
+            defer { whole.remove() }
+            return try whole.cut(range, to: outputPath, name: input.path, overwrite: options.overwrite,
+                                 keepMetadata: options.keepMetadata, tags: options.tags)
+        }
     }
 
     /// One output per chapter of `input`: `directory/NN - Title.m4a` (NN from 01; a title's

@@ -84,7 +84,7 @@ public struct RemuxResult: Sendable {
 /// every track hides what precedes `from`, all tracks end at `to`.
 ///
 /// ```swift
-/// let range = CutRange(from: CutTime(nanoseconds: 65_000_000_000), to: CutTime(parsing: "1:20.5"))
+/// let range = CutRange(from: CutTime(nanoseconds: 65_000_000_000), to: try CutTime(parsing: "1:20.5"))
 /// let result = try Remux.run(from: "in.mp4", to: "clip.mp4", options: RemuxOptions(range: range))
 /// ```
 public enum Remux {
@@ -110,10 +110,12 @@ public enum Remux {
         do {
             reader = try MovieReader(reading: input)
         } catch let error as ISOBMFFError {
-            throw RemuxError(error).prefixed(input.path)
+            throw FileSignature.explain(RemuxError(error), source: input).naming(input.path)
         }
         var writer = MovieWriter(movieTimescale: reader.movie.header.timescale)
-        let result = try plan(reader, name: input.path, output: outputPath, options: options, writer: &writer)
+        let result = try naming(input.path) {
+            try plan(reader, name: input.path, output: outputPath, options: options, writer: &writer)
+        }
         let sink = try MovieFileSink(destination: outputPath, overwrite: options.overwrite, sources: [input])
         var target = sink
         let layout = options.fragmentSeconds.map { MovieWriter.Layout.fragmented(seconds: $0, segmentIndex: false) }

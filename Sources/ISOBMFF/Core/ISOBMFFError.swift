@@ -51,9 +51,14 @@ public struct ISOBMFFError: Error, Sendable, Equatable, CustomStringConvertible 
         self.offset = offset
     }
 
+    /// `moov/trak[1]/mdia at byte 40: message`; where no box applies, `at byte 0: message`;
+    /// and the message alone where neither does (a value such as a time given as text).
     public var description: String {
-        var location = path.isEmpty ? "file" : path
-        if let offset { location += " at byte \(offset)" }
-        return "\(location): \(message)"
+        switch (path.isEmpty, offset) {
+        case (true, nil): message
+        case (true, let offset?): "at byte \(offset): \(message)"
+        case (false, nil): "\(path): \(message)"
+        case (false, let offset?): "\(path) at byte \(offset): \(message)"
+        }
     }
 }

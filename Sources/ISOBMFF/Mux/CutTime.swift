@@ -25,9 +25,21 @@ public struct CutTime: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// Parses `90`, `2.52`, `1:30`, `1:02:03.5`: seconds, or minutes and seconds, or hours,
-    /// minutes and seconds; minutes and seconds after a colon are below 60. Nil for anything
-    /// else (signs, exponents, empty fields, more than nine fraction digits, overflow).
-    public init?(parsing text: String) {
+    /// minutes and seconds; minutes and seconds after a colon are below 60.
+    ///
+    /// Throws `.invalidValue`, naming the text, for anything else (signs, exponents, a comma,
+    /// empty fields, more than nine fraction digits, overflow): a typo never becomes a
+    /// default such as "to the end".
+    public init(parsing text: String) throws(ISOBMFFError) {
+        guard let nanoseconds = Self.nanoseconds(parsing: text) else {
+            throw ISOBMFFError(.invalidValue, "'\(text)' is not a time: write seconds (90, 2.52) or [[h:]m:]s[.frac] "
+                               + "(1:30, 01:02:03.5)", path: "", offset: nil)
+        }
+        self.init(nanoseconds: nanoseconds)
+    }
+
+    /// The nanoseconds `text` names, or nil (see ``init(parsing:)``).
+    private static func nanoseconds(parsing text: String) -> UInt64? {
         let fields = text.split(separator: ":", omittingEmptySubsequences: false)
         guard (1...3).contains(fields.count) else { return nil }
         var total: UInt64 = 0
@@ -56,8 +68,7 @@ public struct CutTime: Sendable, Hashable, Comparable, CustomStringConvertible {
                 let (ns, o3) = total.multipliedReportingOverflow(by: 1_000_000_000)
                 let (withFraction, o4) = ns.addingReportingOverflow(fraction)
                 guard !o3, !o4 else { return nil }
-                nanoseconds = withFraction
-                return
+                return withFraction
             }
         }
         return nil
