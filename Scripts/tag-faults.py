@@ -16,8 +16,13 @@ and runs the edit again once per call and per way of failing it:
     (ffprobe's CRC-32 of each), and no second file but the temporary copy a kill cannot
     remove, which the next edit of the file then removes, saying so.
 The edits: in place (a file with padding from an earlier edit), in place with a chapter
-list (the chapter mdat too), and two rewrites (a file without padding: audio with moov
-after mdat, and video with moov first, whose chunk offsets all move).
+list (the chapter mdat too), two rewrites (a file without padding: audio with moov
+after mdat, and video with moov first, whose chunk offsets all move), and the rewrite of a
+file with a second name (a hard link), which is written beside it, synced, renamed to say
+it is complete and copied back over the file: there a failure or kill may also leave the
+file part new with that complete copy beside it (a failure then exits 74 saying so), and
+the next `tag` run on the file (a listing) must copy it over first, saying so, leaving the
+finished edit's bytes; the two names must stay one file throughout.
 
 Then the interleavings, made deterministic by pausing the edit (the shim's FAULT_PAUSE) at
 each call of each kind it makes, one at a time, while another program acts:
@@ -82,8 +87,8 @@ def zeroed_only(got, done):
 
 
 class Edit:
-    def __init__(self, tool, shim, tmp, name, source, args, prepare=()):
-        self.tool, self.shim, self.name, self.args = tool, shim, name, args
+    def __init__(self, tool, shim, tmp, name, source, args, prepare=(), linked=False):
+        self.tool, self.shim, self.name, self.args, self.linked = tool, shim, name, args, linked
         self.folder = os.path.join(tmp, name.replace(" ", "-"))
         os.makedirs(self.folder)
         self.source = os.path.join(self.folder, "original" + os.path.splitext(source)[1])
@@ -99,7 +104,8 @@ class Edit:
         self.setup_error = r.stderr.decode(errors="replace")
         with open(done, "rb") as f:
             self.done = f.read()
-        self.method = "in place" if "in place" in self.setup_error else "rewrite"
+        self.method = ("in place" if "in place" in self.setup_error else
+                       "copied back" if "copied back" in self.setup_error else "rewrite")
         self.probe_original, self.probe_done = probe(self.source), probe(done)
 
     def fresh(self, label):
@@ -109,7 +115,16 @@ class Edit:
             os.unlink(os.path.join(os.path.dirname(path), name))
         with open(path, "wb") as f:
             f.write(self.original)
+        if self.linked:  # The second name, in a folder of its own (the file's stays clean).
+            other = self.link_of(path)
+            os.makedirs(os.path.dirname(other), exist_ok=True)
+            if os.path.exists(other):
+                os.unlink(other)
+            os.link(path, other)
         return path
+
+    def link_of(self, path):
+        return os.path.join(os.path.dirname(path) + "-link", "second-name" + os.path.splitext(path)[1])
 
     def run_plain(self, path, args, env=None):
         return subprocess.run([self.tool, "tag", *args, path], capture_output=True, env=env, timeout=60)
@@ -142,7 +157,9 @@ class Edit:
                     got = f.read()
                 others = sorted(set(os.listdir(os.path.dirname(path))) - {os.path.basename(path)})
                 where = f"{kind} #{n} {label}"
-                if label.startswith("kill"):
+                if self.linked:
+                    outcome = self.judge_linked(path, got, r, others, where, problems, label.startswith("kill"))
+                elif label.startswith("kill"):
                     outcome = self.judge_kill(path, got, r, others, where, problems)
                 else:
                     outcome = self.judge_failure(got, r, others, where, problems)
@@ -166,6 +183,61 @@ class Edit:
                  else "neither the original nor the finished edit")
         problems.append(f"{where}: exit {status} with {state}: {message[-1][:160] if message else ''}")
         return "wrong"
+
+    def judge_linked(self, path, got, r, others, where, problems, killed):
+        """A copied-back rewrite: the original (failed), the finished edit, or part new with
+        the complete copy beside it, which the next run (a listing) copies over first."""
+        status = r.returncode
+        message = r.stderr.decode(errors="replace").strip().splitlines()
+        ready = [o for o in others if ".extract-audio-copy-" in o]
+        temporaries = [o for o in others if ".extract-audio-" in o and o.endswith(".tmp") and o not in ready]
+        if set(others) - set(ready) - set(temporaries) or (temporaries and not killed):
+            problems.append(f"{where}: left {others}")
+        if killed:
+            if status not in (-9, 0):
+                problems.append(f"{where}: exit {status}")
+            if got == self.original:
+                outcome = "original"
+            elif got == self.done:
+                outcome = "finished"
+            elif ready:
+                outcome = "part new, complete copy beside"
+            else:
+                problems.append(f"{where}: neither the original nor the finished edit, and no complete copy")
+                return "damaged"
+        elif ready:
+            if status != 74 or not any("the next tag run" in line for line in message):
+                problems.append(f"{where}: a complete copy left with exit {status}: {message[-1:]}")
+            outcome = "failed while copying back (74), complete copy beside"
+        elif got == self.original and status in (73, 74):
+            outcome = "original, failed"
+        elif got == self.done and status in (0, 71):
+            outcome = "finished" + (", not synced (71)" if status == 71 else "")
+        else:
+            state = ("the original" if got == self.original else "the finished edit" if got == self.done
+                     else "neither the original nor the finished edit")
+            problems.append(f"{where}: exit {status} with {state}: {message[-1][:160] if message else ''}")
+            return "wrong"
+        if ready:
+            again = self.run_plain(path, [])
+            with open(path, "rb") as f:
+                now = f.read()
+            left = [o for o in os.listdir(os.path.dirname(path)) if o in ready]
+            if (again.returncode != 0 or left or now != self.done
+                    or b"finished an interrupted edit" not in again.stderr):
+                problems.append(f"{where}: the next run did not finish the copy (exit {again.returncode}, "
+                                f"{'the finished edit' if now == self.done else 'other bytes'}: "
+                                f"{again.stderr.decode(errors='replace')[:160]})")
+            outcome += ", finished by the next run"
+        elif temporaries:
+            again = self.run_plain(path, ["--set", "comment=after a kill"])
+            if again.returncode != 0 or b"a temporary file left by an interrupted edit" not in again.stderr:
+                problems.append(f"{where}: the next edit did not remove {temporaries}")
+            outcome += ", temporary removed by the next edit"
+        first, second = os.stat(path), os.stat(self.link_of(path))
+        if first.st_ino != second.st_ino or first.st_nlink != 2:
+            problems.append(f"{where}: the two names are no longer one file")
+        return outcome
 
     def judge_kill(self, path, got, r, others, where, problems):
         if r.returncode not in (-9, 0):
@@ -318,13 +390,16 @@ def main():
              ["--set", "title=Rewritten", "--cover", fixture("images/cover.jpg")], []),
             ("rewrite, moov first (offsets move)", fixture("meta-itunes-video.mp4"),
              ["--set", "title=Rewritten", "--cover", fixture("images/cover.png")], []),
+            ("rewrite of a hard-linked file (copied back)", fixture("meta-itunes.m4a"),
+             ["--set", "title=Copied back", "--cover", fixture("images/cover.jpg")], []),
         ]
         for name, source, args, prepare in edits:
-            edit = Edit(tool, shim, tmp, name, source, args, prepare)
+            edit = Edit(tool, shim, tmp, name, source, args, prepare, linked="hard-linked" in name)
             ready = edit.ready and edit.probe_done is not None
             if not check(f"{name}: the edit succeeds without faults", ready, "" if ready else edit.setup_error[:200]):
                 continue
-            expected_method = "in place" if name.startswith("in place") else "rewrite"
+            expected_method = ("in place" if name.startswith("in place") else
+                               "copied back" if edit.linked else "rewrite")
             check(f"{name}: made {expected_method}", edit.method == expected_method,
                   "" if edit.method == expected_method else edit.setup_error[:200])
             same, counts = edit.counts()

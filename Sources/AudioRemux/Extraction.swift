@@ -69,7 +69,7 @@ struct Extraction {
         let mediaDuration = Self.mediaDuration(of: track, table: table, movie: movie, salvage: salvage)
         var extras = options.keepMetadata
             ? try Self.extras(of: track, in: movie, source: source, table: table, codec: codec, name: name) : OutputExtras()
-        extras.userData = options.tags.userData(extras.userData)
+        extras.userData = try options.tags.userData(extras.userData)
         if options.tags.chapters != nil || options.tags.removingChapters {
             // Both forms replaced (or removed): the input's chapter track and chpl go.
             extras.chapterTrack = nil

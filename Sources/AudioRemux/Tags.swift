@@ -8,6 +8,9 @@ public struct TagWriteResult: Sendable {
         case rewrite
         /// The new `moov` written into the padding after the old one (see the README).
         case inPlace = "in_place"
+        /// A file with hard links: the whole file rewritten beside it, synced, then copied
+        /// back over it, so that it keeps its inode and every name (see the README).
+        case copiedBack = "copied_back"
         /// Nothing written: the tags were already these, or it was a dry run.
         case none
     }
@@ -74,14 +77,20 @@ public enum TagFile {
     /// the chapter track only, with a warning in ``TagWriteResult/warnings``. Starts are
     /// rounded to milliseconds. More than `Limits.maximumChapterCount` chapters, or one that
     /// starts after the movie's end, is refused with `.invalidArgument`.
+    ///
+    /// A file with more than one name (hard links) that the edit cannot make in place is
+    /// rewritten beside it and copied back over it (``TagWriteResult/Method/copiedBack``),
+    /// keeping its names one file; with `rewritingLinkedFiles` false it is refused instead
+    /// (``RemuxError/Code/cannotCreateOutput``).
     @discardableResult
-    public static func edit(_ path: String, applying changes: TagChanges,
-                            dryRun: Bool = false) throws -> TagWriteResult {
+    public static func edit(_ path: String, applying changes: TagChanges, dryRun: Bool = false,
+                            rewritingLinkedFiles: Bool = true) throws -> TagWriteResult {
         var chapters: [Chapter]??
         if changes.removingChapters { chapters = .some(nil) }
         if let list = changes.chapters { chapters = .some(list) }
         return try naming(path) {
-            try edit(path, dryRun: dryRun, stoppingAfterWrite: nil, chapters: chapters) { changes.apply(to: &$0) }
+            try edit(path, dryRun: dryRun, stoppingAfterWrite: nil, chapters: chapters,
+                     rewritingLinkedFiles: rewritingLinkedFiles) { changes.apply(to: &$0) }
         }
     }
 
@@ -149,8 +158,12 @@ public enum TagFile {
     }
 
     static func edit(_ path: String, dryRun: Bool, stoppingAfterWrite stop: Int?, chapters: [Chapter]??,
+                     rewritingLinkedFiles: Bool = true,
                      _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
         let target = resolvedPath(path)
+        // An earlier edit of a linked file stopped while copying its new version back: the
+        // file is part old, part new until that copy is finished, whatever this run is for.
+        let finished = try finishInterruptedCopy(of: target, shown: path)
         let input = try InputFile(path: target, name: path)
         // Held until `input` closes, after the write: a second edit of the file waits for none
         // and fails at once (fileBusy) rather than interleave its writes with this one's.
@@ -169,7 +182,7 @@ public enum TagFile {
             newUserData = edit.userData
             chapterEdit = edit
         }
-        var result = TagWriteResult(tags: tags, method: .none, warnings: leftovers + before.warnings)
+        var result = TagWriteResult(tags: tags, method: .none, warnings: finished + leftovers + before.warnings)
         if let chapterEdit {
             result.chapters = chapterEdit.chapters
             if let warning = chapterEdit.warning { result.warnings.append(warning) }
@@ -185,14 +198,16 @@ public enum TagFile {
         }
         try checkWritable(target, shown: path)
         guard let file else { return result }
+        let images = try StreamedImages(tags, shown: path)
         do {
             if let writes = try TagRewritePlan.inPlaceEdit(boxes: layout.boxes, movieBox: layout.movieBox,
-                                                           userData: newUserData, chapters: trackChange) {
+                                                           userData: newUserData, chapters: trackChange,
+                                                           streamedImages: images.plan) {
                 // The write that makes the new moov the only one: the old moov's type turned free.
                 let moovType = (layout.boxes.first { $0.type == "moov" }?.offset ?? 0) + 4
                 let commit = writes.firstIndex { $0.offset == moovType } ?? writes.count - 1
                 let cleared = try writeInPlace(writes, commit: commit, to: target, shown: path, file: file,
-                                               stop: stop)
+                                               images: images.files, stop: stop)
                 var written = result
                 written.warnings += cleared
                 written.method = .inPlace
@@ -204,7 +219,8 @@ public enum TagFile {
         let plan: TagRewritePlan
         do {
             plan = try TagRewritePlan(boxes: layout.boxes, movieBox: layout.movieBox, userData: newUserData,
-                                      chapters: trackChange, trailingBytes: layout.trailingBytes)
+                                      chapters: trackChange, trailingBytes: layout.trailingBytes,
+                                      streamedImages: images.plan)
         } catch let error as ISOBMFFError {
             // An offset that no longer fits its field is a file we cannot write (69); a box
             // that does not fit its parent, damage (65).
@@ -213,14 +229,19 @@ public enum TagFile {
                                                            + "tags are not written into a damaged file)"),
                              parseError: error)
         }
-        if file.links > 1 {
-            throw RemuxError(.cannotCreateOutput, "\(path) has \(file.links) names (hard links): rewriting it would "
-                             + "split it from the others, so it was left as it was (an edit that fits its padding is "
-                             + "made in place, keeping the links)")
-        }
-        try rewrite(input, plan: plan, to: target, shown: path, keeping: file)
         var written = result
-        written.method = .rewrite
+        if file.links > 1 {
+            guard rewritingLinkedFiles else {
+                throw RemuxError(.cannotCreateOutput, "\(path) has \(file.links) names (hard links) and its padding "
+                                 + "cannot hold the new tags: it was left as it was, as asked (otherwise the "
+                                 + "file is rewritten beside itself and copied back, keeping its names)")
+            }
+            try rewriteKeepingLinks(input, plan: plan, to: target, shown: path, keeping: file, images: images.files)
+            written.method = .copiedBack
+        } else {
+            try rewrite(input, plan: plan, to: target, shown: path, keeping: file, images: images.files)
+            written.method = .rewrite
+        }
         return written
     }
 
@@ -235,7 +256,7 @@ public enum TagFile {
             }
         }
         let old = images(before)
-        for image in images(tags) where !old.contains(image) {
+        for image in images(tags) where !old.contains(image) && image.streamed == nil {
             if let problem = image.structuralProblem {
                 throw RemuxError(.unsupportedInput, "\(shown): a new cover is not a whole \(image.format.rawValue) "
                                  + "image (\(problem)); the file is left as it was")
@@ -245,14 +266,34 @@ public enum TagFile {
 
     /// Writes the plan beside `target` and publishes it over `target`, with its permissions.
     static func rewrite(_ input: InputFile, plan: TagRewritePlan, to target: String, shown: String,
-                        keeping file: EditedFile) throws {
-        let sink = try MovieFileSink(destination: target, overwrite: true, sources: [input], keeping: file)
+                        keeping file: EditedFile, images: [InputFile] = []) throws {
+        let sink = try MovieFileSink(destination: target, overwrite: true, sources: [input] + images, keeping: file)
+        try write(plan, from: input, to: sink, shown: shown)
+        // Another program may have written or replaced the file meanwhile (a cooperating
+        // edit is kept out by the lock): then this copy of the old file must not replace it,
+        // up to the instant of the swap.
+        try checkUnchanged(file, at: target, shown: shown)
+        try sink.publish(replacing: file)
+    }
+
+    /// Writes the pieces of `plan` into `sink`: covers through the copy loop, padding from
+    /// a fixed buffer of zeros.
+    static func write(_ plan: TagRewritePlan, from input: InputFile, to sink: MovieFileSink, shown: String) throws {
         for piece in plan.pieces {
             switch piece {
             case .copy(let offset, let count):
                 try sink.perform(.copy(source: 0, offset: offset, count: count))
             case .write(let bytes):
                 try sink.perform(.write(bytes[...]))
+            case .zeros(var count):
+                while count > 0 {
+                    let part = Int(min(count, UInt64(zeros.count)))
+                    try sink.perform(.write(zeros[..<part]))
+                    count -= UInt64(part)
+                }
+            case .image(let index, let count):
+                // The copy loop's buffer (or the kernel's copy_file_range): never the whole image.
+                try sink.perform(.copy(source: 1 + index, offset: 0, count: count))
             case .shift(let offset, let count, let type):
                 guard count <= Limits.maximumFragmentBoxSize else {
                     throw RemuxError(.unsupportedInput,
@@ -268,11 +309,61 @@ public enum TagFile {
                 try sink.perform(.write(shifted[...]))
             }
         }
-        // Another program may have written or replaced the file meanwhile (a cooperating
-        // edit is kept out by the lock): then this copy of the old file must not replace it,
-        // up to the instant of the swap.
-        try checkUnchanged(file, at: target, shown: shown)
-        try sink.publish(replacing: file)
+    }
+
+    /// Zeros written in pieces of this size (padding, cleared bytes).
+    static let zeros = [UInt8](repeating: 0, count: 1 << 16)
+
+    /// The covers the edit streams from their files (`TagImage.Streamed`): opened, each
+    /// checked to be a whole image as it is read through a buffer of a fixed size
+    /// (`ImageCheck`), and where each goes in the new `covr`. Held open until written, so
+    /// that what is copied is the file that was checked (its length checked again).
+    struct StreamedImages {
+        var plan: [TagRewritePlan.StreamedImage] = []
+        var files: [InputFile] = []
+
+        init(_ tags: ItemList, shown: String) throws {
+            var first = true
+            for item in tags.items {
+                guard case .images(let images) = item.value else { continue }
+                for (n, image) in images.enumerated() {
+                    guard let streamed = image.streamed else { continue }
+                    // The new covers are one covr item (TagChanges sets them so).
+                    guard first, item.key == .code("covr") else {
+                        throw RemuxError(.invalidArgument, "\(shown): a streamed image outside the first covr item")
+                    }
+                    let file = try InputFile(path: streamed.path)
+                    guard file.length == streamed.count else {
+                        throw RemuxError(.ioError, "\(streamed.path) changed since it was checked (it has "
+                                         + "\(file.length) bytes, not \(streamed.count)); \(shown) was left as it was")
+                    }
+                    if let problem = try TagFile.imageProblem(in: file, format: image.format) {
+                        throw RemuxError(.unsupportedInput, "\(shown): a new cover is not a whole "
+                                         + "\(image.format.rawValue) image (\(problem)); the file is left as it was")
+                    }
+                    plan.append(TagRewritePlan.StreamedImage(dataBox: n, count: streamed.count))
+                    files.append(file)
+                }
+                if item.key == .code("covr") { first = false }
+            }
+        }
+    }
+
+    /// What is wrong with the image in `file` as a `format` image (`ImageCheck`); nil when it
+    /// is a whole one. Read through a buffer of 1 MiB, whatever the image's size.
+    public static func imageProblem(in file: InputFile, format: TagImage.Format) throws -> String? {
+        var check = ImageCheck(format)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: UInt64 = 0
+        while offset < file.length {
+            let count = Int(min(UInt64(buffer.count), file.length - offset))
+            try buffer.withUnsafeMutableBytes { raw in
+                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[..<count]), at: offset)
+            }
+            check.consume(buffer[..<count])
+            offset += UInt64(count)
+        }
+        return check.finish()
     }
 
     /// The top-level boxes of a file and its `moov`.
@@ -353,7 +444,7 @@ public struct TagChanges: Sendable, Equatable {
     /// Cover images that replace any others, in order; none to leave the covers alone.
     public var covers: [TagImage] = []
     /// Chapters that replace the file's (both forms: the QuickTime chapter track and Nero's
-    /// `chpl`, see ``TagFile/edit(_:applying:dryRun:)``); nil to leave them alone.
+    /// `chpl`, see ``TagFile/edit(_:applying:dryRun:rewritingLinkedFiles:)``); nil to leave them alone.
     public var chapters: [Chapter]?
     /// Remove the chapters (both forms).
     public var removingChapters = false
@@ -377,10 +468,25 @@ public struct TagChanges: Sendable, Equatable {
     }
 
     /// `userData` (a whole `udta`, or nil) with the changes made; unchanged when there are none.
-    func userData(_ userData: [UInt8]?) -> [UInt8]? {
+    /// Streamed covers (`TagImage.Streamed`) are read into memory here: only
+    /// ``TagFile/edit(_:applying:dryRun:rewritingLinkedFiles:)`` copies them from their files as it writes.
+    func userData(_ userData: [UInt8]?) throws -> [UInt8]? {
         guard !isEmpty else { return userData }
+        var changes = self
+        for (n, image) in covers.enumerated() {
+            guard let streamed = image.streamed else { continue }
+            let file = try InputFile(path: streamed.path)
+            guard file.length == streamed.count, let count = Int(exactly: file.length) else {
+                throw RemuxError(.ioError, "\(streamed.path) changed since it was checked")
+            }
+            changes.covers[n] = TagImage(format: image.format, bytes: try file.bytes(at: 0, count: count))
+            if let problem = changes.covers[n].structuralProblem {
+                throw RemuxError(.unsupportedInput, "\(streamed.path) is not a whole \(image.format.rawValue) image "
+                                 + "(\(problem)); covers must be")
+            }
+        }
         var tags = ItemList(userData: userData ?? [])
-        apply(to: &tags)
+        changes.apply(to: &tags)
         return tags.userData(replacingIn: userData)
     }
 }

@@ -26,7 +26,10 @@ struct TagOptions: Sendable {
     }
 
     /// The changes the options ask for, checked: keys and values (64), images (66, 69).
-    func changes() throws -> TagChanges {
+    /// With `streamingCovers` (the `tag` command) the covers stay in their files, checked
+    /// through a buffer of a fixed size and copied as the file is written
+    /// (`TagImage.Streamed`); otherwise they are read into memory.
+    func changes(streamingCovers: Bool = false) throws -> TagChanges {
         var changes = TagChanges()
         changes.removingAll = removeAll
         changes.removingCovers = removeCover
@@ -60,30 +63,38 @@ struct TagOptions: Sendable {
         }
         for path in covers {
             let file = try InputFile(path: path)
-            guard file.length <= 64 << 20 else {
+            guard file.length <= Self.maximumCoverSize else {
                 throw RemuxError(.unsupportedInput, "\(path): a cover image of \(file.length) bytes is too large "
                                  + "(at most 64 MiB)")
             }
-            let bytes = try file.bytes(at: 0, count: Int(file.length))
-            guard let image = TagImage(bytes: bytes) else {
-                let head = bytes.prefix(4).map { TagCommand.hex($0) }.joined(separator: " ")
+            let head = try file.bytes(at: 0, count: Int(min(file.length, 8)))
+            guard let format = TagImage(bytes: head)?.format else {
+                let start = head.prefix(4).map { TagCommand.hex($0) }.joined(separator: " ")
                 throw RemuxError(.unsupportedInput, "\(path) is neither a JPEG nor a PNG image (it starts with "
-                                 + "\(head)); covers must be one of those")
+                                 + "\(start)); covers must be one of those")
             }
-            if let problem = image.structuralProblem {
-                throw RemuxError(.unsupportedInput, "\(path) is not a whole \(image.format.rawValue) image "
+            if let problem = try TagFile.imageProblem(in: file, format: format) {
+                throw RemuxError(.unsupportedInput, "\(path) is not a whole \(format.rawValue) image "
                                  + "(\(problem)); covers must be")
             }
-            changes.covers.append(image)
+            changes.covers.append(streamingCovers
+                ? TagImage(format: format, streamed: TagImage.Streamed(path: path, count: file.length))
+                : TagImage(format: format, bytes: try file.bytes(at: 0, count: Int(file.length))))
         }
         return changes
     }
 
+    /// The largest cover accepted: 64 MiB. Not a limit of ours (a cover costs no memory of
+    /// its size) but of the readers: mutagen, AtomicParsley and FFmpeg hold a whole `covr`
+    /// item in memory, and iTunes-era readers cap artwork well below this; a larger image
+    /// makes a file most players choke on.
+    static let maximumCoverSize: UInt64 = 64 << 20
+
     /// The checked changes; when one is refused, the error reported (one line, or a JSON
     /// object) and its status thrown.
-    func checkedChanges(json: Bool) throws(ExitStatus) -> TagChanges {
+    func checkedChanges(json: Bool, streamingCovers: Bool = false) throws(ExitStatus) -> TagChanges {
         do {
-            return try changes()
+            return try changes(streamingCovers: streamingCovers)
         } catch {
             throw report(error, input: nil, output: nil, json: json)
         }
@@ -105,16 +116,19 @@ struct TagCommand: CommandRunner {
                                      + ";FFMETADATA1), in both forms")
     static let removeChapters = Option("--remove-chapters", "remove the chapters (the chapter track and chpl)")
     static let dryRun = Option("--dry-run", "print the tags the change would give; write nothing")
+    static let noLinkRewrite = Option("--no-link-rewrite", "refuse (73) a file with hard links whose padding cannot "
+                                      + "hold the edit, rather than rewrite it and copy it back over itself")
     static let jsonOption = Option("--json", "print one JSON object per file on stdout (tags, chapters, or the error)")
     static let quietOption = Option("--quiet", short: "-q", "with changes, print only errors and warnings")
 
     static let options: [Option] = [
-        set, remove, removeAll, cover, removeCover, chaptersFrom, removeChapters, dryRun, jsonOption, quietOption,
+        set, remove, removeAll, cover, removeCover, chaptersFrom, removeChapters, dryRun, noLinkRewrite, jsonOption,
+        quietOption,
     ]
     static let synopsis = [
         "tag [--set KEY=VALUE]… [--remove KEY]… [--remove-all] [--cover IMAGE]…",
-        "    [--remove-cover] [--chapters-from FILE | --remove-chapters] [--dry-run] [--json]",
-        "    [--quiet] FILE…",
+        "    [--remove-cover] [--chapters-from FILE | --remove-chapters] [--dry-run]",
+        "    [--no-link-rewrite] [--json] [--quiet] FILE…",
     ]
     static let summary = "print or change the tags, cover art and chapters of files, in place"
     static let details = """
@@ -135,12 +149,17 @@ struct TagCommand: CommandRunner {
         The file is rewritten beside itself and moved into place atomically (samples and every
         other box copied unchanged), leaving padding after moov; the next edit that fits that
         padding is written in place, in steps that each leave the old or the new tags (see the
-        README). Each file is judged alone.
+        README). A file with hard links that needs a rewrite is rewritten beside itself, synced,
+        then copied back over itself, keeping its names; if that copy is interrupted, the next
+        tag run on the file finishes it first. --no-link-rewrite refuses such a file instead
+        (73). Covers (at most 64 MiB each) are copied from their files, never held in memory
+        whole. Each file is judged alone.
         """
 
     var files: [String]
     var tags: TagOptions
     var dryRun: Bool
+    var noLinkRewrite: Bool
     var json: Bool
     var quiet: Bool
 
@@ -148,6 +167,7 @@ struct TagCommand: CommandRunner {
         files = line.operands
         tags = TagOptions(line)
         dryRun = line.has(Self.dryRun)
+        noLinkRewrite = line.has(Self.noLinkRewrite)
         json = line.has(.json)
         quiet = line.has(.quiet)
         guard !files.isEmpty else {
@@ -171,7 +191,7 @@ struct TagCommand: CommandRunner {
     func run() -> ExitStatus {
         let changes: TagChanges
         do {
-            changes = try tags.checkedChanges(json: json)
+            changes = try tags.checkedChanges(json: json, streamingCovers: true)
         } catch {
             return error
         }
@@ -179,7 +199,8 @@ struct TagCommand: CommandRunner {
         for (n, file) in files.enumerated() {
             do {
                 // Without changes, a dry run that changes nothing: the tags as they are.
-                let result = try TagFile.edit(file, applying: changes, dryRun: dryRun || changes.isEmpty)
+                let result = try TagFile.edit(file, applying: changes, dryRun: dryRun || changes.isEmpty,
+                                              rewritingLinkedFiles: !noLinkRewrite)
                 for warning in result.warnings { Terminal.warning("\(file): \(warning)") }
                 if json {
                     Terminal.line(Self.json(result, file: file, changed: !changes.isEmpty, dryRun: dryRun)
@@ -208,6 +229,7 @@ struct TagCommand: CommandRunner {
         switch method {
         case .rewrite: return "rewritten beside and moved into place"
         case .inPlace: return "edited in place, in the padding after moov"
+        case .copiedBack: return "rewritten beside and copied back over it, keeping its hard links"
         case .none: return "unchanged"
         }
     }
@@ -254,7 +276,7 @@ struct TagCommand: CommandRunner {
                                                       ("name", .optional(TagValue.genreName(number)))]))
         case .images(let images):
             (type, value) = ("images", .array(images.map { image in
-                .object([("format", .string(image.format.rawValue)), ("bytes", .int(image.bytes.count))])
+                .object([("format", .string(image.format.rawValue)), ("bytes", .int(Int(clamping: image.byteCount)))])
             }))
         case .data(let values):
             (type, value) = ("data", .array(values.map { data in

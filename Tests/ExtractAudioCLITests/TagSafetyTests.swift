@@ -115,23 +115,32 @@ final class TagSafetyTests: XCTestCase {
                        read.stderr)
     }
 
-    /// A file with two names is never split: a rewrite is refused (73) and both names keep
-    /// the old bytes; an edit that fits the padding is made in place, the names still one file.
+    /// A file with two names is never split: with --no-link-rewrite a rewrite is refused
+    /// (73) and both names keep the old bytes; without it the file is rewritten and copied
+    /// back (both names show the new tags to mutagen, one inode); an edit that fits the
+    /// padding is made in place, the names still one file.
     func testHardLinkedFilesAreEditedInPlaceOrLeftAlone() throws {
         let path = copy("meta-itunes.m4a")
         let other = directory.file("other-name.m4a")
         XCTAssertEqual(link(path, other), 0)
         let before = readFile(path)
-        let refused = try runCLI(["tag", "--set", "title=Split?", path])
+        let refused = try runCLI(["tag", "--no-link-rewrite", "--set", "title=Split?", path])
         XCTAssertEqual(refused.status, 73, refused.stderr)
         XCTAssertTrue(refused.stderr.contains("hard links"), refused.stderr)
         XCTAssertEqual(readFile(path), before)
         XCTAssertEqual(status(path).st_ino, status(other).st_ino)
 
-        // Padding made with the second name alone, then linked again: in place.
-        XCTAssertEqual(unlink(other), 0)
-        XCTAssertEqual(try runCLI(["tag", "--set", "title=Padded", path]).status, 0)
-        XCTAssertEqual(link(path, other), 0)
+        let copied = try runCLI(["tag", "--json", "--set", "title=Copied back", path])
+        XCTAssertEqual(copied.status, 0, copied.stderr)
+        XCTAssertTrue(copied.stdout.contains("copied_back"), copied.stdout)
+        XCTAssertEqual(status(path).st_ino, status(other).st_ino)
+        XCTAssertEqual(status(other).st_nlink, 2)
+        XCTAssertEqual(directory.contents.filter { $0.hasPrefix(".") }, [], "a temporary left behind")
+        let read = try runTool("python3", ["-c", "import mutagen.mp4, sys; "
+                                           + "print(mutagen.mp4.MP4(sys.argv[1]).tags['\\u00a9nam'][0])", other])
+        XCTAssertEqual(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "Copied back", read.stderr)
+
+        // Padded by the rewrite: in place.
         let inPlace = try runCLI(["tag", "--json", "--set", "title=Both", path])
         XCTAssertEqual(inPlace.status, 0, inPlace.stderr)
         XCTAssertTrue(inPlace.stdout.contains("in_place"), inPlace.stdout)
@@ -206,6 +215,19 @@ final class TagSafetyTests: XCTestCase {
         }
         XCTAssertNil(TagImage(format: .jpeg, bytes: jpeg).structuralProblem)
         XCTAssertNil(TagImage(format: .png, bytes: png).structuralProblem)
+        // Streamed covers are checked in pieces of any size: the verdict is the same.
+        for (name, bytes, format) in cases + [("cover.jpg", jpeg, "JPEG"), ("cover.png", png, "PNG")] {
+            let whole = TagImage(format: format == "JPEG" ? .jpeg : .png, bytes: bytes).structuralProblem
+            for size in [1, 2, 3, 7, 64, 4096] {
+                var check = ImageCheck(format == "JPEG" ? .jpeg : .png)
+                var at = 0
+                while at < bytes.count {
+                    check.consume(bytes[at..<min(at + size, bytes.count)])
+                    at += size
+                }
+                XCTAssertEqual(check.finish(), whole, "\(name) in pieces of \(size)")
+            }
+        }
         let good = try runCLI(["tag", "--cover", fixture("images/cover.jpg"), "--cover", fixture("images/cover.png"), path])
         XCTAssertEqual(good.status, 0, good.stderr)
     }

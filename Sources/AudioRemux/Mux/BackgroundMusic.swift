@@ -283,7 +283,7 @@ struct MuxPlan {
         } else if reader.movie.userData != nil || reader.movie.metadata != nil {
             notes.append("the video's metadata (tags, cover art, metadata keys)")
         }
-        output.userData = options.tags.userData(output.userData)
+        output.userData = try options.tags.userData(output.userData)
 
         // Video tracks: samples as they are, edits in the new movie timescale; the first
         // video track's presented length is the goal.

@@ -60,6 +60,13 @@ public final class MovieFileSink: MovieSink {
         try target.sink.publish(overwrite: overwrite)
     }
 
+    /// Flushes, syncs and renames a tag rewrite to `readyPath`, complete, for copying back
+    /// over a file with hard links (``OutputFile/finish(asReadyCopy:)``).
+    func finish(asReadyCopy readyPath: String) throws {
+        try target.flush()
+        try target.sink.finish(asReadyCopy: readyPath)
+    }
+
     /// Publishes a tag rewrite over the file it was made from, only if that file is still
     /// there unchanged (``OutputFile/publish(replacing:)``).
     func publish(replacing original: EditedFile) throws {

@@ -132,6 +132,71 @@ final class OutputFile: ByteSink {
         return pid
     }
 
+    /// `.NAME.extract-audio-copy-INODE-LENGTH.tmp`: the complete rewrite of the file `NAME`
+    /// (inode `inode`) of `length` bytes, synced, waiting to be copied back over it (a file
+    /// with hard links, whose names a rename would split). Only a complete copy ever has
+    /// this name (it is renamed to it after its sync), so the next `tag` run that finds it
+    /// beside that file finishes the copy (``readyCopy(_:for:)``).
+    static func readyCopyName(for name: String, inode: UInt64, length: UInt64) -> String {
+        let suffix = "\(temporaryMarker)copy-\(inode)-\(length).tmp"
+        let budget = 255 - 1 - suffix.utf8.count
+        var kept = ""
+        var bytes = 0
+        for character in name {
+            let size = character.utf8.count
+            guard bytes + size <= budget else { break }
+            kept.append(character)
+            bytes += size
+        }
+        return "." + kept + suffix
+    }
+
+    /// The inode and length a ``readyCopyName(for:inode:length:)`` of a file named `name`
+    /// records; nil for any other entry.
+    static func readyCopy(_ entry: String, for name: String) -> (inode: UInt64, length: UInt64)? {
+        let bytes = Array(entry.utf8)
+        let marker = Array("\(temporaryMarker)copy-".utf8)
+        guard entry.hasSuffix(".tmp"), bytes.count > marker.count + 4,
+              let at = (0...(bytes.count - marker.count - 4)).last(where: {
+                  bytes[$0..<($0 + marker.count)].elementsEqual(marker)
+              }) else { return nil }
+        let fields = bytes[(at + marker.count)..<(bytes.count - 4)].split(separator: UInt8(ascii: "-"))
+        guard fields.count == 2, let inode = UInt64(String(decoding: fields[0], as: UTF8.self)),
+              let length = UInt64(String(decoding: fields[1], as: UTF8.self)) else { return nil }
+        let expected = readyCopyName(for: name, inode: inode, length: length)
+        return expected == entry ? (inode, length) : nil
+    }
+
+    /// Flushes the file to disk, closes it and renames it to `readyPath` (a
+    /// ``readyCopyName(for:inode:length:)``), then syncs the folder: from then on the copy
+    /// is complete on disk under a name the next run recognises. Any failure removes it.
+    func finish(asReadyCopy readyPath: String) throws {
+        guard csystem_full_sync(descriptor) == 0 else {
+            throw RemuxError(.ioError, "cannot flush the copy of \(destination) to disk: \(errorText(errno)) "
+                             + "(left as it was)")
+        }
+        let closed = close(descriptor)
+        descriptor = -1
+        guard closed == 0 else {
+            throw RemuxError(.ioError, "cannot write the copy of \(destination): \(errorText(errno)) (left as it was)")
+        }
+        guard rename(temporaryPath, readyPath) == 0 else {
+            throw RemuxError(.ioError, "cannot rename the copy of \(destination): \(errorText(errno)) "
+                             + "(left as it was)")
+        }
+        isFinished = true
+        TemporaryFiles.unregister(slot)
+        slot = nil
+        let folder = open(directoryName(of: destination), O_RDONLY | O_CLOEXEC)
+        let synced = folder >= 0 && (csystem_full_sync(folder) == 0 || errno == EINVAL || errno == ENOTSUP)
+        let code = errno
+        if folder >= 0 { close(folder) }
+        guard synced else {
+            unlink(readyPath)
+            throw RemuxError(.ioError, "cannot sync the folder of \(destination): \(errorText(code)) (left as it was)")
+        }
+    }
+
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         var done = 0
         while done < bytes.count {

@@ -246,7 +246,7 @@ public enum Remux {
                 writer.userData = Metadata.userData(removingGaplessFrom: Gapless.removing(["chpl"], from: userData))
             }
         }
-        writer.userData = options.tags.userData(writer.userData)
+        writer.userData = try options.tags.userData(writer.userData)
         var newIDs: [UInt32: UInt32] = [:]
         for (index, track) in kept.enumerated() { newIDs[track.id] = UInt32(index + 1) }
         var tracks: [RemuxResult.Track] = []

@@ -11,7 +11,7 @@
 /// references) is relative to boxes that move together. Sample bytes never change.
 ///
 /// The padding is at least the new `moov`'s size plus 4 KiB, so that a later edit can be
-/// written in place (``inPlaceEdit(boxes:movieBox:userData:chapters:)``).
+/// written in place (``inPlaceEdit(boxes:movieBox:userData:chapters:streamedImages:)``).
 public struct TagRewritePlan: Sendable {
     /// One piece of the output, in order.
     public enum Piece: Sendable, Equatable {
@@ -22,6 +22,35 @@ public struct TagRewritePlan: Sendable {
         /// A top-level box of the input read into memory to have its offsets moved
         /// (``shiftedFragmentBox(_:by:threshold:)``) and then written.
         case shift(offset: UInt64, count: UInt64, type: FourCC)
+        /// Zero bytes (padding, cleared bytes), written from a fixed buffer.
+        case zeros(UInt64)
+        /// The bytes of the streamed image numbered `index` in the `streamedImages` given,
+        /// copied from its file by the writer.
+        case image(index: Int, count: UInt64)
+
+        /// The bytes the piece puts in the file.
+        public var byteCount: UInt64 {
+            switch self {
+            case .copy(_, let count), .shift(_, let count, _), .zeros(let count), .image(_, let count): count
+            case .write(let bytes): UInt64(bytes.count)
+            }
+        }
+    }
+
+    /// An image of the `covr` item that the writer streams from its file rather than
+    /// holding it (`TagImage.Streamed`): the new `moov` is built with that `data` box
+    /// holding no image bytes, and ``pieces`` put them back.
+    public struct StreamedImage: Sendable, Equatable {
+        /// Which `data` box of the first `udta/meta/ilst/covr` it goes in, from 0.
+        public var dataBox: Int
+        /// Its length.
+        public var count: UInt64
+
+        /// The image for the `dataBox`-th `data` box of `covr`, of `count` bytes.
+        public init(dataBox: Int, count: UInt64) {
+            self.dataBox = dataBox
+            self.count = count
+        }
     }
 
     /// The output, piece by piece.
@@ -30,7 +59,8 @@ public struct TagRewritePlan: Sendable {
     public var delta: Int64
     /// Where the old `moov` and its padding ended: offsets at or past it move by ``delta``.
     public var threshold: UInt64
-    /// The new `moov`, header included.
+    /// The new `moov`, header included, without the bytes of streamed images (its box
+    /// sizes do not count them either; ``pieces`` has them spliced in).
     public var movieBox: [UInt8]
 
     /// The minimum padding beyond the new `moov`'s size.
@@ -47,8 +77,11 @@ public struct TagRewritePlan: Sendable {
     ///     of the media it describes).
     ///   - trailingBytes: how many bytes follow the last box (fewer than a box header: trailing
     ///     garbage), copied last as they are.
+    ///   - streamedImages: the cover images `userData` holds as empty `data` boxes, whose
+    ///     bytes ``pieces`` has the writer copy from their files.
     public init(boxes: [BoxHeader], movieBox: [UInt8], userData: [UInt8]?,
-                chapters: ChapterTrack.Change? = nil, trailingBytes: UInt64 = 0) throws {
+                chapters: ChapterTrack.Change? = nil, trailingBytes: UInt64 = 0,
+                streamedImages: [StreamedImage] = []) throws {
         guard let index = boxes.firstIndex(where: { $0.type == "moov" }) else {
             throw ISOBMFFError(.missingBox, "no moov box", path: "", offset: 0)
         }
@@ -67,6 +100,7 @@ public struct TagRewritePlan: Sendable {
         }
         let start = boxes[first].offset
         var withNewUserData = try Self.movieBox(movieBox, replacingUserData: userData)
+        let streamed = try Self.total(of: streamedImages)
         var chapterChunk: (position: Int, large: Bool)?
         var chapterData: [UInt8] = []
         if let chapters {
@@ -74,7 +108,8 @@ public struct TagRewritePlan: Sendable {
             // mdat header) may start past 4 GiB.
             var large = false
             var edited = try chapters.movieBox(withNewUserData, largeOffsets: false)
-            if start + 2 * UInt64(edited.bytes.count) + UInt64(Self.extraPadding) + 16 > UInt64(UInt32.max) {
+            if start + 2 * (UInt64(edited.bytes.count) + streamed) + UInt64(Self.extraPadding) + 16
+                > UInt64(UInt32.max) {
                 large = true
                 edited = try chapters.movieBox(withNewUserData, largeOffsets: true)
             }
@@ -82,21 +117,25 @@ public struct TagRewritePlan: Sendable {
             chapterChunk = edited.position.map { ($0, large) }
             chapterData = chapters.mediaDataBox
         }
-        let paddingSize = withNewUserData.count + Self.extraPadding
+        // Sizes in UInt64 (streamed images are bounded by what splicing lets a 32-bit moov
+        // size hold, so all of these fit Int64).
+        let movieSize = UInt64(withNewUserData.count) + streamed
+        let paddingSize = movieSize + UInt64(Self.extraPadding)
         let oldSize = Int64(oldEnd - start)  // A file's length fits Int64.
-        delta = Int64(withNewUserData.count + paddingSize + chapterData.count) - oldSize
+        delta = Int64(movieSize + paddingSize + UInt64(chapterData.count)) - oldSize
         threshold = oldEnd
         self.movieBox = try Self.shiftingChunkOffsets(withNewUserData, by: delta, threshold: oldEnd)
         if let chapterChunk {
             // Left 0 by the shift (below the threshold); the samples follow the mdat header.
             ChapterTrack.Change.setChunkOffset(&self.movieBox, at: chapterChunk.position,
-                                               to: start + UInt64(withNewUserData.count + paddingSize + 8),
+                                               to: start + movieSize + paddingSize + 8,
                                                large: chapterChunk.large)
         }
         pieces = []
         for box in boxes[..<first] { pieces.append(.copy(offset: box.offset, count: box.size)) }
-        pieces.append(.write(self.movieBox))
-        pieces.append(.write(Self.freeBox(size: paddingSize)))
+        pieces += try Self.splicing(self.movieBox, images: streamedImages)
+        pieces.append(.write(Self.freeHeader(size: paddingSize)))
+        pieces.append(.zeros(paddingSize - UInt64(Self.freeHeader(size: paddingSize).count)))
         if !chapterData.isEmpty { pieces.append(.write(chapterData)) }
         for box in boxes[after...] {
             if box.type == "moov" && box.headerSize == 8 {
@@ -143,8 +182,12 @@ public struct TagRewritePlan: Sendable {
     /// (it takes the place of padding that already was). Nil when the padding cannot hold the
     /// new `moov` and the chapter `mdat` (they must fill it exactly, or leave at least 8
     /// bytes for the remaining `free`).
+    ///
+    /// Each write is a list of pieces: `.write`, `.zeros` and `.image` (a streamed image,
+    /// numbered in `streamedImages`), so that neither covers nor padding are held whole.
     public static func inPlaceEdit(boxes: [BoxHeader], movieBox: [UInt8], userData: [UInt8]?,
-                                   chapters: ChapterTrack.Change? = nil) throws -> [(offset: UInt64, bytes: [UInt8])]? {
+                                   chapters: ChapterTrack.Change? = nil, streamedImages: [StreamedImage] = [])
+        throws -> [(offset: UInt64, pieces: [Piece])]? {
         guard let index = boxes.firstIndex(where: { $0.type == "moov" }), index + 1 < boxes.count else { return nil }
         let moov = boxes[index]
         let padding = boxes[index + 1]
@@ -165,33 +208,34 @@ public struct TagRewritePlan: Sendable {
             }
         }
         guard new.count >= 8, new[0..<4] != [0, 0, 0, 1] else { return nil }  // A 32-bit header only.
-        let size = UInt64(new.count)
+        var spliced = try splicing(new, images: streamedImages)
+        // The header, its size counting the images, is written apart (steps 2 and 3).
+        guard case .write(let head)? = spliced.first, head.count >= 8 else { return nil }
+        spliced[0] = .write(Array(head[8...]))
+        let size = try total(of: streamedImages) + UInt64(new.count)
         let used = size + UInt64(chapterData.count)
         guard used == room || used + 8 <= room else { return nil }
         // A damaged file may keep media in the old moov or its padding (a chunk offset
         // there): then neither is zeroed (steps 1 and 5), those bytes stay as they are.
         let mediaInside = try hasChunkOffset(in: movieBox, within: moov.offset..<padding.end)
-        var inside = Array(new[8...])
+        var inside = spliced
         if used < room {
             var rest = BoxWriter(capacity: 8)
             rest.write(UInt32(room - used))  // room fits 32 bits: the padding's header is 8 bytes.
             rest.write(FourCC("free"))
-            inside += rest.bytes
+            inside.append(.write(rest.bytes))
             // What the padding held before (an older moov's tags) is zeroed, not left behind.
-            if !mediaInside {
-                inside += [UInt8](repeating: 0, count: Int(room - used - 8))
-            }
+            if !mediaInside { inside.append(.zeros(room - used - 8)) }
         }
-        var writes: [(offset: UInt64, bytes: [UInt8])] = [(padding.offset + 8, inside)]
-        if !chapterData.isEmpty { writes.append((padding.end - UInt64(chapterData.count), chapterData)) }
-        if size < room { writes.append((padding.offset, Array(new[0..<4]))) }
-        writes.append((padding.offset + 4, FourCC("moov").bytes))
-        writes.append((moov.offset + 4, FourCC("free").bytes))
+        var writes: [(offset: UInt64, pieces: [Piece])] = [(padding.offset + 8, inside)]
+        if !chapterData.isEmpty { writes.append((padding.end - UInt64(chapterData.count), [.write(chapterData)])) }
+        if size < room { writes.append((padding.offset, [.write(Array(head[0..<4]))])) }
+        writes.append((padding.offset + 4, [.write(FourCC("moov").bytes)]))
+        writes.append((moov.offset + 4, [.write(FourCC("free").bytes)]))
         // 5. The old moov's payload zeroed: removed tags and replaced covers are gone from
         //    the file, not only from its index (it is padding by now, read by no one).
         if moov.size > UInt64(moov.headerSize), !mediaInside {
-            writes.append((moov.offset + UInt64(moov.headerSize),
-                           [UInt8](repeating: 0, count: Int(moov.size) - moov.headerSize)))
+            writes.append((moov.offset + UInt64(moov.headerSize), [.zeros(moov.size - UInt64(moov.headerSize))]))
         }
         return writes
     }
@@ -201,6 +245,102 @@ public struct TagRewritePlan: Sendable {
         var w = BoxWriter(capacity: size)
         w.box("free") { $0.writeZeros(size - 8) }
         return w.bytes
+    }
+
+    /// The header of a `free` box of `size` bytes (at least 16): 8 bytes, or 16 with a
+    /// 64-bit largesize past 32 bits (§ 4.2).
+    static func freeHeader(size: UInt64) -> [UInt8] {
+        var w = BoxWriter(capacity: 16)
+        if let small = UInt32(exactly: size) {
+            w.write(small)
+            w.write(FourCC("free"))
+        } else {
+            w.write(UInt32(1))
+            w.write(FourCC("free"))
+            w.write(size)
+        }
+        return w.bytes
+    }
+
+    /// The streamed images' bytes in all; `.limitExceeded` past what a 32-bit `moov` size holds.
+    static func total(of images: [StreamedImage]) throws -> UInt64 {
+        var total: UInt64 = 0
+        for image in images {
+            total += image.count
+            guard total <= UInt64(UInt32.max) else {
+                throw ISOBMFFError(.limitExceeded, "covers of \(total) bytes or more do not fit a moov box",
+                                   path: "moov/udta/meta/ilst/covr", offset: 0)
+            }
+        }
+        return total
+    }
+
+    /// `moov` as pieces with the streamed `images` spliced in: each one's bytes follow the
+    /// (empty) `data` box it names in the first `udta/meta/ilst/covr`, and the sizes of
+    /// `moov`, `udta`, `meta`, `ilst`, `covr` and that `data` box grow by what goes inside
+    /// them (32-bit sizes past 4 GiB are refused, `.limitExceeded`). The one walk that
+    /// finds them is the path ItemList's writer built (a `meta` full box or not, as kept).
+    static func splicing(_ moov: [UInt8], images: [StreamedImage]) throws -> [Piece] {
+        guard !images.isEmpty else { return [.write(moov)] }
+        let path = "moov/udta/meta/ilst/covr"
+        func missing(_ what: String) -> ISOBMFFError {
+            ISOBMFFError(.missingBox, "no \(what) for the streamed covers", path: path, offset: 0)
+        }
+        func first(_ type: FourCC, in payload: ByteReader, depth: Int) throws -> (BoxHeader, ByteReader)? {
+            var children = payload
+            while let (child, body) = try children.readBox(depth: depth) {
+                if child.type == type { return (child, body) }
+            }
+            return nil
+        }
+        var reader = ByteReader(moov)
+        guard let (moovBox, moovPayload) = try reader.readBox(depth: 1), moovBox.type == "moov" else {
+            throw missing("moov")
+        }
+        guard let (udta, udtaPayload) = try first("udta", in: moovPayload, depth: 2) else { throw missing("udta") }
+        guard let (meta, metaPayload) = try first("meta", in: udtaPayload, depth: 3),
+              let metaChildren = CopiedBoxSanitizer.metaChildren(metaPayload) else { throw missing("meta") }
+        guard let (ilst, ilstPayload) = try first("ilst", in: metaChildren, depth: 4) else { throw missing("ilst") }
+        guard let (covr, covrPayload) = try first("covr", in: ilstPayload, depth: 5) else { throw missing("covr") }
+        var dataBoxes: [BoxHeader] = []
+        var children = covrPayload
+        while let (child, _) = try children.readBox(depth: 6) {
+            if child.type == "data" { dataBoxes.append(child) }
+        }
+        var bytes = moov
+        func grow(_ box: BoxHeader, by count: UInt64) throws {
+            let at = Int(box.offset)  // Inside `bytes`: the reader is over them.
+            let size = box.size + count
+            if box.headerSize == 8, !box.extendsToEnd, let small = UInt32(exactly: size) {
+                for i in 0..<4 { bytes[at + i] = UInt8(truncatingIfNeeded: small >> (24 - 8 * UInt32(i))) }
+            } else if box.headerSize >= 16, !box.extendsToEnd {
+                for i in 0..<8 { bytes[at + 8 + i] = UInt8(truncatingIfNeeded: size >> (56 - 8 * UInt64(i))) }
+            } else {
+                throw ISOBMFFError(.limitExceeded, "\(box.path) of \(size) bytes does not fit its size field",
+                                   path: box.path, offset: box.offset)
+            }
+        }
+        let sum = try total(of: images)
+        for box in [moovBox, udta, meta, ilst, covr] { try grow(box, by: sum) }
+        var order = Array(images.indices)
+        order.sort { images[$0].dataBox < images[$1].dataBox }
+        var pieces: [Piece] = []
+        var last = 0
+        for index in order {
+            let image = images[index]
+            guard image.dataBox >= 0, image.dataBox < dataBoxes.count,
+                  pieces.isEmpty || Int(dataBoxes[image.dataBox].end) > last else {
+                throw missing("data box \(image.dataBox)")
+            }
+            let box = dataBoxes[image.dataBox]
+            try grow(box, by: image.count)
+            let end = Int(box.end)
+            pieces.append(.write(Array(bytes[last..<end])))
+            pieces.append(.image(index: index, count: image.count))
+            last = end
+        }
+        pieces.append(.write(Array(bytes[last...])))
+        return pieces
     }
 
     /// `moov` with its first `udta` replaced by `userData` (removed for nil, added at the end

@@ -37,7 +37,7 @@ public enum TagValue: Sendable, Equatable {
         case .genreNumber(let number):
             return TagValue.genreName(number) ?? "\(number)"
         case .images(let images):
-            return images.map { "\($0.format.rawValue) image, \($0.bytes.count) bytes" }.joined(separator: "; ")
+            return images.map { "\($0.format.rawValue) image, \($0.byteCount) bytes" }.joined(separator: "; ")
         case .data(let values):
             return values.map { value in value.text ?? "\(value.bytes.count) bytes of type \(value.dataType)" }
                 .joined(separator: " / ")
@@ -77,15 +77,44 @@ public struct TagImage: Sendable, Equatable {
         public var dataType: UInt32 { self == .jpeg ? 13 : 14 }
     }
 
+    /// An image left in its file until it is written: the writer copies its bytes into the
+    /// `covr` item's `data` box through its copy buffer, so that a cover of any size costs
+    /// no memory of its size (issue 28). Only `TagFile.edit` streams them; the other writers
+    /// read them first.
+    public struct Streamed: Sendable, Equatable {
+        /// The image file, as given.
+        public var path: String
+        /// Its length, which the writer checks again before copying.
+        public var count: UInt64
+
+        /// The image in the file at `path`, of `count` bytes.
+        public init(path: String, count: UInt64) {
+            self.path = path
+            self.count = count
+        }
+    }
+
     /// The image's format.
     public var format: Format
-    /// The image file's bytes.
+    /// The image file's bytes; empty for a ``streamed`` image.
     public var bytes: [UInt8]
+    /// The file a streamed image's bytes stay in; nil when they are ``bytes``.
+    public var streamed: Streamed?
+
+    /// The image's size in bytes, held or streamed.
+    public var byteCount: UInt64 { streamed?.count ?? UInt64(bytes.count) }
 
     /// An image whose format is known.
     public init(format: Format, bytes: [UInt8]) {
         self.format = format
         self.bytes = bytes
+    }
+
+    /// An image of `format` left in its file (``Streamed``), checked where it is read.
+    public init(format: Format, streamed: Streamed) {
+        self.format = format
+        bytes = []
+        self.streamed = streamed
     }
 
     /// An image from a file's bytes: JPEG when they start FF D8 FF, PNG when they start with
