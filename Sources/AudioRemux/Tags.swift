@@ -15,7 +15,9 @@ public struct TagWriteResult: Sendable {
         case none
     }
 
-    /// The tags the file holds afterwards (or would hold, on a dry run).
+    /// The tags the file holds afterwards (or would hold, on a dry run). A large cover the
+    /// file held and keeps is a `TagImage.Streamed` image with `keptAt` set (its bytes were
+    /// left in the file); ``TagFile/read(_:)`` reads it whole.
     public var tags: ItemList
     /// How it was written.
     public var method: Method
@@ -103,7 +105,7 @@ public enum TagFile {
         var warning: String?
 
         /// `chapters` (nil to remove them) for the movie in `input`, whose `udta` is `userData`.
-        init(_ chapters: [Chapter]?, input: InputFile, userData: [UInt8]?, name: String) throws {
+        init(_ chapters: [Chapter]?, input: some ByteSource, userData: [UInt8]?, name: String) throws {
             let movie = try parse { try Movie(reading: input) }
             // The chapter tracks: text tracks another track names in tref/chap.
             var removed = Set<UInt32>()
@@ -145,7 +147,8 @@ public enum TagFile {
 
         /// Where the movie ends in seconds: its longest track but the chapter tracks, as
         /// probe measures it (mvhd's duration when a little longer, as probe allows).
-        static func end(of movie: Movie, without removed: Set<UInt32>, source: InputFile, name: String) throws -> Double {
+        static func end(of movie: Movie, without removed: Set<UInt32>, source: some ByteSource, name: String) throws
+            -> Double {
             var longest = 0.0
             for track in movie.tracks where !removed.contains(track.trackID) {
                 longest = max(longest, try AudioExtractor.trackReport(track, movie: movie, source: source,
@@ -169,8 +172,18 @@ public enum TagFile {
         // and fails at once (fileBusy) rather than interleave its writes with this one's.
         let file = dryRun ? nil : try lockForEditing(input, at: target, shown: path)
         let leftovers = dryRun ? [] : removeStaleTemporaries(of: target)
-        let layout = try Layout(input)
-        let before = ItemList(userData: layout.userData ?? [])
+        // Large covers the edit keeps stay in the file: copied by the writers, never held.
+        var layout = try Layout(input, leavingCovers: true)
+        var before = ItemList(userData: layout.userData ?? [])
+        if !layout.keptCovers.isEmpty {
+            if let marked = layout.markingKeptCovers(before) {
+                before = marked
+            } else {
+                layout = try Layout(input)
+                before = ItemList(userData: layout.userData ?? [])
+            }
+        }
+        let movieSource = layout.movieSource(input)
         var tags = before
         try change(&tags)
         tags.warnings = []
@@ -178,7 +191,7 @@ public enum TagFile {
         var newUserData = tags.userData(replacingIn: layout.userData)
         var chapterEdit: ChapterEdit?
         if let chapters {
-            let edit = try ChapterEdit(chapters, input: input, userData: newUserData, name: path)
+            let edit = try ChapterEdit(chapters, input: movieSource, userData: newUserData, name: path)
             newUserData = edit.userData
             chapterEdit = edit
         }
@@ -186,7 +199,7 @@ public enum TagFile {
         if let chapterEdit {
             result.chapters = chapterEdit.chapters
             if let warning = chapterEdit.warning { result.warnings.append(warning) }
-        } else if let movie = try? Movie(reading: input) {
+        } else if let movie = try? Movie(reading: movieSource) {
             result.chapters = Chapters.read(movie, source: input)
         }
         let trackChange = chapterEdit?.change
@@ -198,7 +211,7 @@ public enum TagFile {
         }
         try checkWritable(target, shown: path)
         guard let file else { return result }
-        let images = try StreamedImages(tags, shown: path)
+        let images = try StreamedImages(tags, input: input, shown: path)
         do {
             if let writes = try TagRewritePlan.inPlaceEdit(boxes: layout.boxes, movieBox: layout.movieBox,
                                                            userData: newUserData, chapters: trackChange,
@@ -266,9 +279,10 @@ public enum TagFile {
 
     /// Writes the plan beside `target` and publishes it over `target`, with its permissions.
     static func rewrite(_ input: InputFile, plan: TagRewritePlan, to target: String, shown: String,
-                        keeping file: EditedFile, images: [InputFile] = []) throws {
-        let sink = try MovieFileSink(destination: target, overwrite: true, sources: [input] + images, keeping: file)
-        try write(plan, from: input, to: sink, shown: shown)
+                        keeping file: EditedFile, images: [ImageSource] = []) throws {
+        let sink = try MovieFileSink(destination: target, overwrite: true, sources: [input] + images.map(\.file),
+                                     keeping: file)
+        try write(plan, from: input, to: sink, images: images, shown: shown)
         // Another program may have written or replaced the file meanwhile (a cooperating
         // edit is kept out by the lock): then this copy of the old file must not replace it,
         // up to the instant of the swap.
@@ -278,7 +292,8 @@ public enum TagFile {
 
     /// Writes the pieces of `plan` into `sink`: covers through the copy loop, padding from
     /// a fixed buffer of zeros.
-    static func write(_ plan: TagRewritePlan, from input: InputFile, to sink: MovieFileSink, shown: String) throws {
+    static func write(_ plan: TagRewritePlan, from input: InputFile, to sink: MovieFileSink, images: [ImageSource],
+                      shown: String) throws {
         for piece in plan.pieces {
             switch piece {
             case .copy(let offset, let count):
@@ -293,7 +308,8 @@ public enum TagFile {
                 }
             case .image(let index, let count):
                 // The copy loop's buffer (or the kernel's copy_file_range): never the whole image.
-                try sink.perform(.copy(source: 1 + index, offset: 0, count: count))
+                guard index < images.count else { throw RemuxError(.invalidArgument, "\(shown): no image \(index)") }
+                try sink.perform(.copy(source: 1 + index, offset: images[index].offset, count: count))
             case .shift(let offset, let count, let type):
                 guard count <= Limits.maximumFragmentBoxSize else {
                     throw RemuxError(.unsupportedInput,
@@ -314,15 +330,22 @@ public enum TagFile {
     /// Zeros written in pieces of this size (padding, cleared bytes).
     static let zeros = [UInt8](repeating: 0, count: 1 << 16)
 
+    /// Where the bytes of a streamed image are: a file and where in it they start.
+    struct ImageSource {
+        var file: InputFile
+        var offset: UInt64
+    }
+
     /// The covers the edit streams from their files (`TagImage.Streamed`): opened, each
     /// checked to be a whole image as it is read through a buffer of a fixed size
     /// (`ImageCheck`), and where each goes in the new `covr`. Held open until written, so
-    /// that what is copied is the file that was checked (its length checked again).
+    /// that what is copied is the file that was checked (its length checked again). The
+    /// covers the edited file holds and keeps (`keptAt`) are copied from `input`, unchecked.
     struct StreamedImages {
         var plan: [TagRewritePlan.StreamedImage] = []
-        var files: [InputFile] = []
+        var files: [ImageSource] = []
 
-        init(_ tags: ItemList, shown: String) throws {
+        init(_ tags: ItemList, input: InputFile, shown: String) throws {
             var first = true
             for item in tags.items {
                 guard case .images(let images) = item.value else { continue }
@@ -331,6 +354,14 @@ public enum TagFile {
                     // The new covers are one covr item (TagChanges sets them so).
                     guard first, item.key == .code("covr") else {
                         throw RemuxError(.invalidArgument, "\(shown): a streamed image outside the first covr item")
+                    }
+                    if let offset = streamed.keptAt {
+                        guard offset <= input.length, streamed.count <= input.length - offset else {
+                            throw RemuxError(.invalidArgument, "\(shown): a kept cover lies past the file's end")
+                        }
+                        plan.append(TagRewritePlan.StreamedImage(dataBox: n, count: streamed.count))
+                        files.append(ImageSource(file: input, offset: offset))
+                        continue
                     }
                     let file = try InputFile(path: streamed.path)
                     guard file.length == streamed.count else {
@@ -342,7 +373,7 @@ public enum TagFile {
                                          + "\(image.format.rawValue) image (\(problem)); the file is left as it was")
                     }
                     plan.append(TagRewritePlan.StreamedImage(dataBox: n, count: streamed.count))
-                    files.append(file)
+                    files.append(ImageSource(file: file, offset: 0))
                 }
                 if item.key == .code("covr") { first = false }
             }
@@ -373,8 +404,19 @@ public enum TagFile {
         var userData: [UInt8]?
         /// Bytes after the last box, too few for a box header.
         var trailingBytes: UInt64 = 0
+        /// The old `moov`'s header.
+        var moov: BoxHeader
+        /// The covers left in the file (``movieBoxLeavingCovers(_:_:)``): which `data` box
+        /// of the first `udta/meta/ilst/covr` each fills, where its bytes are and how many.
+        var keptCovers: [(dataBox: Int, offset: UInt64, count: UInt64)] = []
 
-        init(_ input: InputFile) throws {
+        /// The payloads of cover `data` boxes at least this large are left in the file.
+        static let keptCoverSize: UInt64 = 64 << 10
+
+        /// Reads the file's boxes and its `moov`; with `leavingCovers`, the large covers of
+        /// the first `covr` item are left in the file (``keptCovers``, see
+        /// ``movieBoxLeavingCovers(_:_:)``).
+        init(_ input: InputFile, leavingCovers: Bool = false) throws {
             boxes = []
             var offset: UInt64 = 0
             var moov: BoxHeader?
@@ -410,7 +452,13 @@ public enum TagFile {
             guard moov.size <= Limits.maximumMovieBoxSize else {
                 throw RemuxError(.unsupportedInput, "\(input.name): its moov of \(moov.size) bytes is too large")
             }
-            movieBox = try input.bytes(at: moov.offset, count: Int(moov.size))
+            if leavingCovers, let hollow = try Self.movieBoxLeavingCovers(input, moov) {
+                movieBox = hollow.bytes
+                keptCovers = hollow.covers
+            } else {
+                movieBox = try input.bytes(at: moov.offset, count: Int(moov.size))
+            }
+            self.moov = moov
             var reader = ByteReader(movieBox)
             userData = nil
             if let (_, payload) = try? reader.readBox(depth: 1) {
@@ -420,6 +468,170 @@ public enum TagFile {
                 }
             }
         }
+    }
+}
+
+extension TagFile.Layout {
+    /// The `moov` at `moov` with the image bytes of the large JPEG and PNG covers (`data`
+    /// types 13 and 14, at least ``keptCoverSize`` bytes) of its first
+    /// `udta/meta/ilst/covr` left in the file, the sizes of `moov`, `udta`, `meta`, `ilst`,
+    /// `covr` and those `data` boxes made smaller by what they lost, and where those bytes
+    /// are: what `TagRewritePlan.splicing` puts back as `.image` pieces, so that an edit
+    /// keeping the covers holds none of them (issue 28). Reads headers, then the `moov`
+    /// but for those bytes. Nil (the `moov` is then read whole) for anything else: no such
+    /// cover, a 64-bit or size-0 header on the way, a box that does not fit its parent, or
+    /// a result that splicing would not turn back into the file's bytes (checked here, by
+    /// reading them again), so that what is written is the file's `moov` byte for byte.
+    static func movieBoxLeavingCovers(_ input: InputFile, _ moov: BoxHeader) throws
+        -> (bytes: [UInt8], covers: [(dataBox: Int, offset: UInt64, count: UInt64)])? {
+        /// The boxes filling `start..<end` of the file, from their headers; nil when one does
+        /// not fit or has a 64-bit or size-0 header.
+        func children(_ start: UInt64, _ end: UInt64) throws -> [BoxHeader]? {
+            var boxes: [BoxHeader] = []
+            var offset = start
+            while offset < end {
+                let available = end - offset
+                guard available >= 8, boxes.count < Limits.maximumMetadataItems else { return nil }
+                let bytes = try input.bytes(at: offset, count: Int(min(available, 16)))
+                var reader = ByteReader(bytes, fileOffset: offset)
+                guard let header = try? BoxHeader(parsing: &reader, available: available, parentPath: ""),
+                      header.headerSize == 8, !header.extendsToEnd, header.size >= 8, header.end <= end else {
+                    return nil
+                }
+                boxes.append(header)
+                offset = header.end
+            }
+            return boxes
+        }
+        guard moov.headerSize == 8, !moov.extendsToEnd,
+              let inMoov = try children(moov.offset + 8, moov.end),
+              let udta = inMoov.first(where: { $0.type == "udta" }),
+              let inUdta = try children(udta.offset + 8, udta.end),
+              let meta = inUdta.first(where: { $0.type == "meta" }), meta.size >= 16 else { return nil }
+        // As CopiedBoxSanitizer.metaChildren: a meta whose payload starts with hdlr is a plain
+        // box (QuickTime's), else a full box (version and flags first). A wrong guess fails
+        // the check at the end.
+        let start = try input.bytes(at: meta.offset + 8, count: 8)
+        let metaStart = meta.offset + (start[4...].elementsEqual("hdlr".utf8) ? 8 : 12)
+        guard let inMeta = try children(metaStart, meta.end),
+              let ilst = inMeta.first(where: { $0.type == "ilst" }),
+              let items = try children(ilst.offset + 8, ilst.end),
+              let covr = items.first(where: { $0.type == "covr" }),
+              let inCovr = try children(covr.offset + 8, covr.end) else { return nil }
+        var covers: [(dataBox: Int, offset: UInt64, count: UInt64)] = []
+        for (n, data) in inCovr.filter({ $0.type == "data" }).enumerated() where data.size >= 16 + keptCoverSize {
+            let type = try input.bytes(at: data.offset + 8, count: 4)
+            guard type[1] == 0, type[2] == 0, type[3] == 13 || type[3] == 14 else { continue }
+            covers.append((n, data.offset + 16, data.size - 16))
+        }
+        guard !covers.isEmpty else { return nil }
+        let removed = covers.reduce(UInt64(0)) { $0 + $1.count }  // Inside moov: no overflow.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(moov.size - removed))
+        var at = moov.offset
+        for cover in covers {
+            bytes += try input.bytes(at: at, count: Int(cover.offset - at))
+            at = cover.offset + cover.count
+        }
+        bytes += try input.bytes(at: at, count: Int(moov.end - at))
+        func setSize(_ size: UInt64, at position: UInt64) {
+            let at = Int(position)  // Inside `bytes`, a header the walk above read.
+            for i in 0..<4 { bytes[at + i] = UInt8(truncatingIfNeeded: size >> (24 - 8 * UInt64(i))) }
+        }
+        for box in [moov, udta, meta, ilst, covr] { setSize(box.size - removed, at: box.offset - moov.offset) }
+        var before: UInt64 = 0
+        for cover in covers {
+            setSize(16, at: cover.offset - 16 - moov.offset - before)
+            before += cover.count
+        }
+        // The check: splicing the covers back gives the file's moov, byte for byte.
+        let pieces: [TagRewritePlan.Piece]
+        do {
+            pieces = try TagRewritePlan.splicing(bytes, images: covers.map {
+                TagRewritePlan.StreamedImage(dataBox: $0.dataBox, count: $0.count)
+            })
+        } catch {
+            return nil
+        }
+        var position = moov.offset
+        for piece in pieces {
+            switch piece {
+            case .write(let part):
+                guard position + UInt64(part.count) <= moov.end,
+                      try input.bytes(at: position, count: part.count) == part else { return nil }
+            case .image(let index, let count):
+                guard covers[index].offset == position, covers[index].count == count else { return nil }
+            default:
+                return nil
+            }
+            position += piece.byteCount
+        }
+        return position == moov.end ? (bytes, covers) : nil
+    }
+
+    /// `list` (read from this layout's `udta`) with the kept covers marked as theirs
+    /// (`TagImage.Streamed(keptAt:count:)`); nil when its first `covr` item is not the
+    /// images they are (read the `moov` whole then).
+    func markingKeptCovers(_ list: ItemList) -> ItemList? {
+        guard let index = list.items.firstIndex(where: { $0.key == .code("covr") }),
+              !list.items[index].isDamaged, case .images(var images) = list.items[index].value else { return nil }
+        for cover in keptCovers {
+            guard cover.dataBox < images.count, images[cover.dataBox].bytes.isEmpty,
+                  images[cover.dataBox].streamed == nil else { return nil }
+            images[cover.dataBox].streamed = TagImage.Streamed(keptAt: cover.offset, count: cover.count)
+        }
+        var marked = list
+        marked.items[index].value = .images(images)
+        return marked
+    }
+
+    /// The file as `Movie` reads it, without the kept covers' bytes: the `moov` read here
+    /// (smaller), then a `free` box where the covers' bytes are, so that every other box
+    /// stays at its offset. Reads past the `moov` come from the file.
+    struct Source: ByteSource {
+        var input: InputFile
+        var movieBox: [UInt8]
+        var moov: BoxHeader
+
+        var length: UInt64 { input.length }
+        var name: String { input.name }
+
+        func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws {
+            let gapStart = moov.offset + UInt64(movieBox.count)
+            var done = 0
+            while done < buffer.count {
+                let at = offset + UInt64(done)
+                let part: UnsafeMutableRawBufferPointer
+                if at < moov.offset || at >= moov.end || movieBox.count == Int(moov.size) {
+                    let end = at < moov.offset ? moov.offset : input.length
+                    part = UnsafeMutableRawBufferPointer(rebasing: buffer[done..<min(buffer.count, done + Int(end - at))])
+                    try input.read(into: part, at: at)
+                } else if at < gapStart {
+                    let from = Int(at - moov.offset)
+                    let count = min(buffer.count - done, movieBox.count - from)
+                    part = UnsafeMutableRawBufferPointer(rebasing: buffer[done..<(done + count)])
+                    movieBox.withUnsafeBytes { bytes in
+                        part.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[from..<(from + count)]))
+                    }
+                } else {
+                    var header = BoxWriter(capacity: 8)
+                    header.write(UInt32(truncatingIfNeeded: moov.end - gapStart))  // Under the moov's 32-bit size.
+                    header.write(FourCC("free"))
+                    let count = min(buffer.count - done, Int(moov.end - at))
+                    part = UnsafeMutableRawBufferPointer(rebasing: buffer[done..<(done + count)])
+                    for i in 0..<count {
+                        let inGap = Int(at - gapStart) + i
+                        part[i] = inGap < 8 ? header.bytes[inGap] : 0
+                    }
+                }
+                done += part.count
+            }
+        }
+    }
+
+    /// What `Movie` reads: the file, or ``Source`` when covers are kept.
+    func movieSource(_ input: InputFile) -> any ByteSource {
+        keptCovers.isEmpty ? input : Source(input: input, movieBox: movieBox, moov: moov)
     }
 }
 

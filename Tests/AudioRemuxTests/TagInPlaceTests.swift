@@ -67,6 +67,52 @@ final class TagInPlaceTests: XCTestCase {
         XCTAssertNoThrow(try TagFile.edit(path) { tags in tags.set(.text(["Covers kept"]), for: .code("©nam")) })
     }
 
+    /// Whether mutagen reads the first cover of `path` as the bytes of the file `image`.
+    func mutagenCoverIs(_ path: String, _ image: String) throws -> Bool {
+        let run = try runTool("python3", ["-c", "import mutagen.mp4, sys; print(bytes(mutagen.mp4.MP4(sys.argv[1])"
+                                          + ".tags['covr'][0]) == open(sys.argv[2], 'rb').read())", path, image])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        return run.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "True"
+    }
+
+    /// A cover the file holds (past `Layout.keptCoverSize`) is left in the file when the
+    /// edit reads moov and copied from there: stopped after each write, the file has the old
+    /// or the new title and the cover's bytes; a chapter edit and a rewrite keep it too.
+    func testAKeptCoverIsCopiedFromTheFile() throws {
+        try requireOracles(["mutagen"])
+        var jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xC0, 0, 11, 8, 0, 16, 0, 16, 1, 1, 0x11, 0,
+                             0xFF, 0xDA, 0, 8, 1, 1, 0, 0, 63, 0]
+        jpeg += (0..<(200 << 10)).map { UInt8($0 % 250) }
+        jpeg += [0xFF, 0xD9]
+        let image = directory.write("cover.jpg", jpeg)
+        let source = directory.write("kept.m4a", readFile(fixture("meta-itunes.m4a")))
+        try TagFile.edit(source) { tags in
+            tags.set(.text(["Old"]), for: Self.title)
+            tags.set(.images([TagImage(format: .jpeg, bytes: jpeg)]), for: .code("covr"))
+        }
+        XCTAssertTrue(try mutagenCoverIs(source, image))
+        for stop in 1...4 {
+            let path = directory.write("kept-stop\(stop).m4a", readFile(source))
+            XCTAssertThrowsError(try TagFile.edit(path, dryRun: false, stoppingAfterWrite: stop) {
+                $0.set(.text(["New"]), for: Self.title)
+            }) { XCTAssertTrue($0 is TagFile.InjectedStop, "\($0)") }
+            XCTAssertEqual(try ffprobeTitle(path), stop < 4 ? "Old" : "New", "stopped after write \(stop)")
+            XCTAssertTrue(try mutagenCoverIs(path, image), "stopped after write \(stop)")
+            let next = try TagFile.edit(path) { $0.set(.text(["Next"]), for: Self.title) }
+            XCTAssertEqual(try ffprobeTitle(path), "Next", "edited after a stop at \(stop)")
+            XCTAssertTrue(try mutagenCoverIs(path, image), "edited after a stop at \(stop)")
+            guard case .images(let images)? = next.tags[.code("covr")] else { return XCTFail("no cover") }
+            XCTAssertNotNil(images.first?.streamed?.keptAt, "the cover was left in the file")
+            XCTAssertEqual(images.first?.byteCount, UInt64(jpeg.count))
+        }
+        var changes = TagChanges()
+        changes.chapters = [Chapter(title: "One", start: 0), Chapter(title: "Two", start: 0.5)]
+        let path = directory.write("kept-chapters.m4a", readFile(source))
+        try TagFile.edit(path, applying: changes)
+        XCTAssertEqual(try AudioExtractor.probe(path).chapters.map(\.title), ["One", "Two"])
+        XCTAssertTrue(try mutagenCoverIs(path, image), "after a chapter edit")
+    }
+
     func testStopAfterEachWriteLeavesOldOrNewTags() throws {
         for name in ["meta-itunes.m4a", "aac-h264-faststart.mp4", "frag-keyframe.mp4"] {
             let source = try prepared(name)

@@ -110,7 +110,7 @@ extension TagFile {
     /// are written through a 1 MiB buffer (streamed images read from `images` into it), and
     /// the kept bytes leave out runs of zeros, which is all of a padding this tool wrote.
     static func writeInPlace(_ writes: [(offset: UInt64, pieces: [TagRewritePlan.Piece])], commit: Int,
-                             to target: String, shown: String, file: EditedFile, images: [InputFile] = [],
+                             to target: String, shown: String, file: EditedFile, images: [ImageSource] = [],
                              stop: Int?) throws -> [String] {
         // O_NONBLOCK: a FIFO put at the path meanwhile must not block the edit (fstat below
         // refuses it as another file); a regular file ignores the flag.
@@ -154,7 +154,9 @@ extension TagFile {
                         let part = Int(min(count - done, UInt64(chunk)))
                         let failed: Int32? = buffer.withUnsafeMutableBytes { raw in
                             let slice = UnsafeMutableRawBufferPointer(rebasing: raw[..<part])
-                            do { try images[index].read(into: slice, at: done) } catch { return EIO }
+                            do { try images[index].file.read(into: slice, at: images[index].offset + done) } catch {
+                                return EIO
+                            }
                             return pwriteAll(UnsafeRawBufferPointer(slice), at: at + done)
                         }
                         if let failed { return failed }
@@ -231,9 +233,10 @@ extension TagFile {
     /// complete new version under that name, and the next `tag` run on the file copies it
     /// first (roll-forward: ``finishInterruptedCopy(of:shown:)``), as it does after a kill.
     static func rewriteKeepingLinks(_ input: InputFile, plan: TagRewritePlan, to target: String, shown: String,
-                                    keeping file: EditedFile, images: [InputFile]) throws {
-        let sink = try MovieFileSink(destination: target, overwrite: true, sources: [input] + images, keeping: file)
-        try write(plan, from: input, to: sink, shown: shown)
+                                    keeping file: EditedFile, images: [ImageSource]) throws {
+        let sink = try MovieFileSink(destination: target, overwrite: true, sources: [input] + images.map(\.file),
+                                     keeping: file)
+        try write(plan, from: input, to: sink, images: images, shown: shown)
         let length = plan.pieces.reduce(UInt64(0)) { $0 + $1.byteCount }
         let folder = directoryName(of: target)
         let ready = (folder == "." && !target.hasPrefix("./") ? "" : folder + "/")

@@ -280,7 +280,7 @@ public struct TagRewritePlan: Sendable {
     /// `moov`, `udta`, `meta`, `ilst`, `covr` and that `data` box grow by what goes inside
     /// them (32-bit sizes past 4 GiB are refused, `.limitExceeded`). The one walk that
     /// finds them is the path ItemList's writer built (a `meta` full box or not, as kept).
-    static func splicing(_ moov: [UInt8], images: [StreamedImage]) throws -> [Piece] {
+    public static func splicing(_ moov: [UInt8], images: [StreamedImage]) throws -> [Piece] {
         guard !images.isEmpty else { return [.write(moov)] }
         let path = "moov/udta/meta/ilst/covr"
         func missing(_ what: String) -> ISOBMFFError {

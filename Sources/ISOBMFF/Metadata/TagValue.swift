@@ -86,11 +86,22 @@ public struct TagImage: Sendable, Equatable {
         public var path: String
         /// Its length, which the writer checks again before copying.
         public var count: UInt64
+        /// Where the image's bytes start in the file being edited, for a cover the file
+        /// already holds and the edit keeps (`path` is then empty): the writer copies them
+        /// from there as they are, unchecked (a damaged cover is kept, not judged).
+        public var keptAt: UInt64?
 
         /// The image in the file at `path`, of `count` bytes.
         public init(path: String, count: UInt64) {
             self.path = path
             self.count = count
+        }
+
+        /// The cover of `count` bytes at `offset` of the file being edited, left there.
+        public init(keptAt offset: UInt64, count: UInt64) {
+            path = ""
+            self.count = count
+            keptAt = offset
         }
     }
 
