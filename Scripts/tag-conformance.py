@@ -73,6 +73,7 @@ import concurrent.futures
 import fnmatch
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -342,7 +343,15 @@ def probe_streams(path):
         track = _track_id(str(s.get("id")))
         if track:
             streams[track] = s.get("disposition", {}).get("attached_pic")
-    chapters = [(round(float(c.get("start_time", "nan")) * 1000), c.get("tags", {}).get("title"))
+    def milliseconds(text):
+        # FFmpeg prints no start_time for a start it cannot place (a Nero chapter 2^63 units
+        # of 100 ns in: start is INT64_MIN, AV_NOPTS_VALUE): None, compared as it is.
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            return None
+        return round(value * 1000) if math.isfinite(value) else None
+    chapters = [(milliseconds(c.get("start_time")), c.get("tags", {}).get("title"))
                 for c in found.get("chapters", [])]
     errors = {re.sub(r"offset 0x[0-9a-f]+", "offset …", re.sub(r" @ 0x[0-9a-f]+", "", line))
               for line in r.stderr.decode(errors="replace").splitlines() if line.strip()}

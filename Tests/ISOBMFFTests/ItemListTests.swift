@@ -225,4 +225,19 @@ final class ItemListTests: XCTestCase {
         let many = (0...Limits.maximumChapterCount).map { Chapter(title: "\($0)", start: 0) }
         XCTAssertThrowsError(try ChapterTrack(chapters: many, endingAt: 3))
     }
+
+    /// A sample lasts at most 2^32 − 1 ms: the last chapter of a movie claiming 26 million
+    /// years (Fixtures/fuzz/elst-two-empty-edits-4e17.mp4) keeps its start and its track ends
+    /// 49.7 days after it; a longer chapter before another is refused.
+    func testTheLastChapterOfAnEndlessMovieEndsWithItsSample() throws {
+        let track = try ChapterTrack(chapters: [.init(title: "A", start: 0), .init(title: "B", start: 2)],
+                                     endingAt: 8.4e14)
+        XCTAssertEqual(track.durations, [2000, UInt32.max])
+        XCTAssertEqual(track.end, 2000 + UInt64(UInt32.max))
+        XCTAssertEqual(track.mediaDuration, 2000 + UInt64(UInt32.max))
+        XCTAssertThrowsError(try ChapterTrack(chapters: [.init(title: "A", start: 0), .init(title: "B", start: 5e6)],
+                                              endingAt: 6e6)) { error in
+            XCTAssertEqual((error as? ISOBMFFError)?.code, .limitExceeded)
+        }
+    }
 }

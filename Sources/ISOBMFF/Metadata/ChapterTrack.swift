@@ -71,8 +71,16 @@ public struct ChapterTrack: Sendable, Equatable {
         leadingEmpty = starts.first?.0 ?? 0
         durations = []
         for (i, (start, _)) in starts.enumerated() {
-            let next = i + 1 < starts.count ? starts[i + 1].0 : end
-            guard let duration = UInt32(exactly: next - start) else {  // start <= next <= end.
+            let isLast = i + 1 == starts.count
+            let next = isLast ? end : starts[i + 1].0
+            // A sample lasts at most 2^32 − 1 ms (49.7 days; stts deltas are 32-bit). The last
+            // chapter of a movie that claims to run longer (two empty edits of 4.2e17 ticks do)
+            // keeps its start and the track ends there: a reader shows it to the movie's end.
+            // A longer chapter before another cannot be written without moving the next one.
+            if isLast && next - start > UInt64(UInt32.max) {  // start <= next <= end.
+                end = start + UInt64(UInt32.max)
+            }
+            guard let duration = UInt32(exactly: (isLast ? end : next) - start) else {
                 throw ISOBMFFError(.limitExceeded, "chapter \(i + 1) lasts more than 2^32 ms", path: "", offset: nil)
             }
             durations.append(duration)
