@@ -7,6 +7,11 @@ enum Chapters {
     /// track names in `tref/chap`), else from Nero's `udta/chpl`. At most
     /// ``Limits/maximumChapterCount``: a chapter track declaring more is not read.
     static func read(_ movie: Movie, source: some ByteSource) -> [Chapter] {
+        fromChapterTrack(movie, source: source) ?? movie.userData.map(fromNero) ?? []
+    }
+
+    /// The chapters of `movie`'s QuickTime chapter track; nil when it has none that reads.
+    static func fromChapterTrack(_ movie: Movie, source: some ByteSource) -> [Chapter]? {
         for track in movie.tracks {
             for id in track.references["chap"] ?? [] where id != track.trackID {
                 guard let chapters = movie.tracks.first(where: { $0.trackID == id }), isTextTrack(chapters),
@@ -14,7 +19,7 @@ enum Chapters {
                 return read
             }
         }
-        return movie.userData.map(fromNero) ?? []
+        return nil
     }
 
     /// Whether `track` can be a chapter track: a text handler (`text`, QuickTime's, or

@@ -52,6 +52,12 @@ public enum TagFile {
         try naming(path) { ItemList(userData: try Layout(InputFile(path: path)).userData ?? []) }
     }
 
+    /// The chapters of the file at `path`, by start, as ``edit(_:applying:dryRun:rewritingLinkedFiles:)`` reads
+    /// them (the QuickTime chapter track, else Nero's `chpl`); empty when it has none.
+    public static func chapters(of path: String) throws -> [Chapter] {
+        try edit(path, applying: TagChanges(), dryRun: true).chapters
+    }
+
     /// Changes the tags of the file at `path` with `change` and writes them (unless
     /// `dryRun`, or nothing changed).
     @discardableResult
@@ -202,7 +208,14 @@ public enum TagFile {
         } else if let movie = try? Movie(reading: movieSource) {
             result.chapters = Chapters.read(movie, source: input)
         }
-        let trackChange = chapterEdit?.change
+        var trackChange = chapterEdit?.change
+        // The same chapters again: both forms already hold them (chpl through the udta
+        // compared below, the chapter track here), so nothing is written.
+        if let chapterEdit, trackChange != nil, newUserData == layout.userData,
+           let movie = try? Movie(reading: movieSource),
+           Chapters.fromChapterTrack(movie, source: movieSource) == chapterEdit.chapters {
+            trackChange = nil
+        }
         if dryRun || (newUserData == layout.userData && trackChange == nil) { return result }
         if let at = before.unreadableFrom {
             throw RemuxError(.invalidInput, "\(path): the tags are damaged at byte \(at) of its udta (a box there does "
@@ -663,6 +676,65 @@ public struct TagChanges: Sendable, Equatable {
 
     /// No changes.
     public init() {}
+
+    /// Sets `key` (a friendly key such as `title`, a four-character code such as `©nam`, or
+    /// `----:MEAN:NAME`) to `value`, parsed for the key's type (`track` takes `3/12`,
+    /// `compilation` takes `true`), after the settings before it.
+    ///
+    /// Throws `.invalidArgument` naming the key or value when either cannot be parsed:
+    /// nothing is turned into a default.
+    public mutating func set(_ key: String, to value: String) throws(RemuxError) {
+        do throws(TagError) {
+            let parsed = try TagKey.parse(key)
+            settings.append(ItemList.Item(key: parsed, value: try TagValue(parsing: value, for: parsed)))
+        } catch {
+            throw RemuxError(.invalidArgument, error.message)
+        }
+    }
+
+    /// Adds the JPEG or PNG image at `path` to the covers the edit writes (they replace the
+    /// file's). The image is checked whole (JPEG markers to SOS and EOI, PNG chunks with
+    /// their CRCs) through a fixed buffer, and stays in its file: ``TagFile`` copies it as it
+    /// writes, so a cover costs no memory of its size.
+    ///
+    /// Throws `.unsupportedInput` for a file that is neither, or not whole, or larger than
+    /// ``maximumCoverSize``; the errors of opening it otherwise.
+    public mutating func addCover(contentsOf path: String) throws {
+        covers.append(try Self.cover(at: path, streamed: true))
+    }
+
+    /// The largest cover accepted: 64 MiB. Not a limit of ours (a cover costs no memory of
+    /// its size) but of the readers: mutagen, AtomicParsley and FFmpeg hold a whole `covr`
+    /// item in memory, and iTunes-era readers cap artwork well below this; a larger image
+    /// makes a file most players choke on.
+    public static let maximumCoverSize: UInt64 = 64 << 20
+
+    /// The checked cover at `path` (as ``addCover(contentsOf:)`` checks it): left in its file
+    /// when `streamed` (only ``TagFile`` copies such an image as it writes), else read into
+    /// memory (for extraction, remux and mux, whose writer takes bytes).
+    public static func cover(at path: String, streamed: Bool) throws -> TagImage {
+        let file = try InputFile(path: path)
+        guard file.length <= maximumCoverSize else {
+            throw RemuxError(.unsupportedInput, "\(path): a cover image of \(file.length) bytes is too large "
+                             + "(at most 64 MiB)")
+        }
+        let head = try file.bytes(at: 0, count: Int(min(file.length, 8)))
+        guard let format = TagImage(bytes: head)?.format else {
+            let start = head.prefix(4).map { byte in
+                let digits = Array("0123456789ABCDEF")
+                return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
+            }.joined(separator: " ")
+            throw RemuxError(.unsupportedInput, "\(path) is neither a JPEG nor a PNG image (it starts with "
+                             + "\(start)); covers must be one of those")
+        }
+        if let problem = try TagFile.imageProblem(in: file, format: format) {
+            throw RemuxError(.unsupportedInput, "\(path) is not a whole \(format.rawValue) image "
+                             + "(\(problem)); covers must be")
+        }
+        return streamed
+            ? TagImage(format: format, streamed: TagImage.Streamed(path: path, count: file.length))
+            : TagImage(format: format, bytes: try file.bytes(at: 0, count: Int(file.length)))
+    }
 
     /// Whether there is nothing to change.
     public var isEmpty: Bool {

@@ -62,33 +62,10 @@ struct TagOptions: Sendable {
             changes.chapters = chapters
         }
         for path in covers {
-            let file = try InputFile(path: path)
-            guard file.length <= Self.maximumCoverSize else {
-                throw RemuxError(.unsupportedInput, "\(path): a cover image of \(file.length) bytes is too large "
-                                 + "(at most 64 MiB)")
-            }
-            let head = try file.bytes(at: 0, count: Int(min(file.length, 8)))
-            guard let format = TagImage(bytes: head)?.format else {
-                let start = head.prefix(4).map { TagCommand.hex($0) }.joined(separator: " ")
-                throw RemuxError(.unsupportedInput, "\(path) is neither a JPEG nor a PNG image (it starts with "
-                                 + "\(start)); covers must be one of those")
-            }
-            if let problem = try TagFile.imageProblem(in: file, format: format) {
-                throw RemuxError(.unsupportedInput, "\(path) is not a whole \(format.rawValue) image "
-                                 + "(\(problem)); covers must be")
-            }
-            changes.covers.append(streamingCovers
-                ? TagImage(format: format, streamed: TagImage.Streamed(path: path, count: file.length))
-                : TagImage(format: format, bytes: try file.bytes(at: 0, count: Int(file.length))))
+            changes.covers.append(try TagChanges.cover(at: path, streamed: streamingCovers))
         }
         return changes
     }
-
-    /// The largest cover accepted: 64 MiB. Not a limit of ours (a cover costs no memory of
-    /// its size) but of the readers: mutagen, AtomicParsley and FFmpeg hold a whole `covr`
-    /// item in memory, and iTunes-era readers cap artwork well below this; a larger image
-    /// makes a file most players choke on.
-    static let maximumCoverSize: UInt64 = 64 << 20
 
     /// The checked changes; when one is refused, the error reported (one line, or a JSON
     /// object) and its status thrown.
@@ -181,11 +158,6 @@ struct TagCommand: CommandRunner {
         if tags.removeCover && !tags.covers.isEmpty {
             throw UsageError(message: "use --cover (which replaces the covers) or --remove-cover, not both")
         }
-    }
-
-    static func hex(_ byte: UInt8) -> String {
-        let digits = Array("0123456789ABCDEF")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
     }
 
     func run() -> ExitStatus {

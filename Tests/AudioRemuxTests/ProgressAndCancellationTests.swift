@@ -76,6 +76,47 @@ final class ProgressAndCancellationTests: XCTestCase {
         XCTAssertEqual(finished.sampleCount, 256)
     }
 
+    /// A cut reports progress and stops when asked, as extraction does (issue 30: it had
+    /// neither, nor an async form).
+    func testACutReportsProgressAndCanBeCancelled() throws {
+        let input = largeInput()
+        let range = CutRange(from: try CutTime(parsing: "0.02"), to: try CutTime(parsing: "0.08"))
+        var reports: [MuxProgress] = []
+        let result = try Remux.run(from: input, to: directory.file("cut.mp4"), options: RemuxOptions(range: range),
+                                   progress: { reports.append($0) })
+        XCTAssertFalse(reports.isEmpty)
+        XCTAssertTrue(zip(reports, reports.dropFirst()).allSatisfy { $0.bytesDone <= $1.bytesDone })
+        XCTAssertEqual(reports.last?.bytesDone, result.bytesWritten)
+        XCTAssertEqual(reports.last?.sampleBytesDone, reports.last?.sampleBytesTotal)
+        var polls = 0
+        XCTAssertThrowsError(try Remux.run(from: input, to: directory.file("stopped.mp4"),
+                                           options: RemuxOptions(range: range),
+                                           isCancelled: { polls += 1; return polls > 3 })) {
+            XCTAssertEqual(($0 as? RemuxError)?.code, .cancelled)
+        }
+        XCTAssertEqual(directory.contents.sorted(), ["cut.mp4", "large.mp4"])
+    }
+
+    func testAsyncCutHonoursTaskCancellation() async throws {
+        let input = largeInput()
+        let output = directory.file("async.mp4")
+        let (gate, opener) = AsyncStream<Void>.makeStream()
+        let task = Task {
+            for await _ in gate { break }
+            return try await Remux.run(from: input, to: output)
+        }
+        task.cancel()
+        opener.yield()
+        opener.finish()
+        do {
+            _ = try await task.value
+            XCTFail("a cancelled task must not publish")
+        } catch let error as RemuxError {
+            XCTAssertEqual(error.code, .cancelled)
+        }
+        XCTAssertEqual(directory.contents, ["large.mp4"])
+    }
+
     func testNotAnMP4SaysWhatItLooksLike() {
         let cases: [([UInt8], String)] = [
             ([0x1A, 0x45, 0xDF, 0xA3] + [UInt8](repeating: 0, count: 60), "Matroska or WebM"),

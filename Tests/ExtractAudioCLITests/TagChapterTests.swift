@@ -186,6 +186,23 @@ final class TagChapterTests: XCTestCase {
         XCTAssertEqual(try runTool("sha256sum", [path]).stdout, sha)
     }
 
+    /// The same chapters again write nothing (issue 30: the second edit reported `in place`
+    /// and changed the file's bytes); different ones are written.
+    func testTheSameChaptersAgainAreNoChange() throws {
+        let path = directory.write("song.m4a", readFile(fixture("meta-itunes.m4a")))
+        let list = directory.write("list.txt", Array("00:00:00.000 A\n00:00:01.000 B\n".utf8))
+        XCTAssertEqual(try runCLI(["tag", "--chapters-from", list, path]).status, 0)
+        let sha = try runTool("sha256sum", [path]).stdout
+        let again = try runCLI(["tag", "--json", "--chapters-from", list, path])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stdout.contains("\"written\": \"none\""), again.stdout)
+        XCTAssertEqual(try runTool("sha256sum", [path]).stdout, sha)
+        let other = directory.write("other.txt", Array("00:00:00.000 A\n00:00:01.500 B\n".utf8))
+        let changed = try runCLI(["tag", "--json", "--chapters-from", other, path])
+        XCTAssertTrue(changed.stdout.contains("\"written\": \"in_place\""), changed.stdout)
+        XCTAssertEqual(try ffprobeChapters(path), ["0.000,A", "1.500,B"])
+    }
+
     func testAnExistingChapterTrackIsReplacedAndRemoved() throws {
         for name in ["meta-chapters-both.mp4", "mp4-subtitle-chapters.mp4"] {
             let path = directory.write(name, readFile(fixture(name)))

@@ -10,10 +10,14 @@ import ISOBMFF
 ///
 /// ```swift
 /// let input = try InputFile(path: "in.mp4")
-/// let sink = try MovieFileSink(destination: "out.mp4", overwrite: false, sources: [input])
+/// var sink = try MovieFileSink(destination: "out.mp4", overwrite: false, sources: [input])
 /// try writer.finish(.progressive, into: &sink)
-/// try sink.publish()
+/// try sink.publish()   // without it, nothing is written: see below
 /// ```
+///
+/// Nothing reaches `destination` until ``publish()``: a sink that goes away unpublished (an
+/// error, a cancellation, a forgotten call) removes its temporary file, so the destination
+/// keeps what it held. The `EverydayJobs` article writes a fragmented file this way.
 public final class MovieFileSink: MovieSink {
     private var target: CopyingMovieSink<OutputFile, SomeSource>
     private let overwrite: Bool

@@ -1,6 +1,6 @@
 import ISOBMFF
 
-/// What ``Remux/run(from:to:options:)`` keeps and how it writes it.
+/// What ``Remux/run(from:to:options:progress:isCancelled:)`` keeps and how it writes it.
 public struct RemuxOptions: Sendable {
     /// The part of the input to keep; nil for all of it (a plain remux).
     public var range: CutRange?
@@ -33,7 +33,7 @@ public struct RemuxOptions: Sendable {
     }
 }
 
-/// What ``Remux/run(from:to:options:)`` wrote.
+/// What ``Remux/run(from:to:options:progress:isCancelled:)`` wrote.
 public struct RemuxResult: Sendable {
     /// One written track.
     public struct Track: Sendable, Equatable {
@@ -97,10 +97,20 @@ public enum Remux {
     ///
     /// - Throws: ``RemuxError``: `.invalidArgument` for a range that is empty or outside
     ///   the input or a track ID it lacks; `.invalidInput`/`.truncatedInput` for a broken
-    ///   input; `.destinationExists`, `.sameFile`, `.ioError`.
+    ///   input; `.destinationExists`, `.sameFile`, `.ioError`; `.cancelled` when
+    ///   `isCancelled` said so (nothing is left behind).
+    /// - Parameters:
+    ///   - inputPath: the MP4 or MOV to read; it must be a regular file.
+    ///   - outputPath: the file to create (`.mov` for a QuickTime movie); its folder must exist.
+    ///   - options: the range, the tracks, the layout, metadata and overwriting.
+    ///   - progress: called as the file is written, with the bytes written so far and the
+    ///     sample bytes written so far and in all (`MuxProgress`, as `mux` and `concat` report).
+    ///   - isCancelled: polled while writing; when it returns true the remux stops, removes
+    ///     its temporary file and throws ``RemuxError/Code/cancelled``.
     @discardableResult
     public static func run(from inputPath: String, to outputPath: String,
-                           options: RemuxOptions = RemuxOptions()) throws -> RemuxResult {
+                           options: RemuxOptions = RemuxOptions(), progress: ((MuxProgress) -> Void)? = nil,
+                           isCancelled: () -> Bool = { false }) throws -> RemuxResult {
         let input = try InputFile(path: inputPath)
         if let existing = FileIdentity(path: outputPath), existing == input.identity {
             throw RemuxError(.sameFile, "\(input.path) and \(outputPath) are the same file")
@@ -120,11 +130,30 @@ public enum Remux {
         var target = sink
         let layout = options.fragmentSeconds.map { MovieWriter.Layout.fragmented(seconds: $0, segmentIndex: false) }
         var written: UInt64 = 0
-        try writer.finish(layout ?? .progressive, into: &target, progress: { written = $0.bytesDone })
+        do {
+            try writer.finish(layout ?? .progressive, into: &target, progress: { state in
+                written = state.bytesDone
+                progress?(state)
+            }, isCancelled: isCancelled)
+        } catch is MuxCancelled {
+            throw RemuxError(.cancelled, "cancelled")
+        } catch let error as ISOBMFFError {
+            throw RemuxError(error).naming(input.path)
+        }
         try sink.publish()
         var done = result
         done.bytesWritten = written
         return done
+    }
+
+    /// The `async` form of ``run(from:to:options:progress:isCancelled:)``: it honours the
+    /// calling task's cancellation, removing the temporary file, and reports progress to
+    /// `progress` (called on the writing thread).
+    @discardableResult
+    public static func run(from inputPath: String, to outputPath: String, options: RemuxOptions = RemuxOptions(),
+                           progress: (@Sendable (MuxProgress) -> Void)? = nil) async throws -> RemuxResult {
+        try run(from: inputPath, to: outputPath, options: options, progress: progress,
+                isCancelled: { Task.isCancelled })
     }
 
     /// Adds the kept tracks of `reader` to `writer`, cut as `options` says.
