@@ -174,14 +174,17 @@ public enum AudioExtractor {
     /// calling task's cancellation, removing the temporary file, and reports progress to
     /// `progress` (called on the extracting thread).
     ///
-    /// The work is blocking file I/O done in the calling task; call it from a task of its
-    /// own so that it does not hold up others.
+    /// The blocking file I/O runs on a thread of its own, not on the cooperative pool.
+    /// (In top-level code, such as a `main.swift`, Swift picks the synchronous form; call
+    /// it from a `Task` or an `async` function.)
     public static func extract(from inputPath: String, to outputPath: String,
                                options: ExtractionOptions = ExtractionOptions(),
                                progress: (@Sendable (ExtractionProgress) -> Void)? = nil) async throws
         -> ExtractionResult
     {
-        try extract(from: inputPath, to: outputPath, options: options, progress: progress,
-                    isCancelled: { Task.isCancelled })
+        try await onOwnThread { isCancelled in
+            try extract(from: inputPath, to: outputPath, options: options, progress: progress,
+                        isCancelled: isCancelled)
+        }
     }
 }

@@ -199,6 +199,12 @@ void csystem_thread_join(csystem_thread *thread) {
     free(thread);
 }
 
+void csystem_thread_detach(csystem_thread *thread) {
+    if (thread == NULL) return;
+    (void)pthread_detach(thread->thread);
+    free(thread);
+}
+
 int csystem_copy_xattrs(int from, int to) {
 #if defined(__linux__) || defined(__APPLE__)
 #if defined(__APPLE__)

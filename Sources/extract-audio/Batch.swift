@@ -3,7 +3,7 @@
 //   - sysconf(_SC_NPROCESSORS_ONLN): sysconf(3); an Int32 constant on Darwin too.
 //   - pthread_key_create/getspecific/setspecific: pthread_key_create(3),
 //     pthread_getspecific(3); pthread_key_t is an integer on every C library.
-//   - Threads: started by Platform/WorkerThread.swift through the shim (pthread_create(3)):
+//   - Threads: started by AudioRemux's Platform/WorkerThread.swift through the shim (pthread_create(3)):
 //     pthread_t is an optional pointer in Darwin's overlay, an integer in glibc and a
 //     pointer in musl, so Swift never builds one.
 

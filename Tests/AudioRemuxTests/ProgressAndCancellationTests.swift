@@ -1,4 +1,5 @@
 import AudioRemux
+import Foundation
 import ISOBMFF
 import TestSupport
 import XCTest
@@ -115,6 +116,31 @@ final class ProgressAndCancellationTests: XCTestCase {
             XCTAssertEqual(error.code, .cancelled)
         }
         XCTAssertEqual(directory.contents, ["large.mp4"])
+    }
+
+    /// The async forms do their blocking I/O on threads of their own (issue 30: they ran on
+    /// the cooperative pool, whose few threads — one per core — other tasks then waited for).
+    /// More extractions than the pool has threads, each slowed in its progress callback: a
+    /// task started meanwhile must run while none of them has finished.
+    func testAsyncFormsLeaveTheCooperativePoolFree() async throws {
+        let input = largeInput()
+        let finished = Locked(0)
+        let count = max(16, 4 * ProcessInfo.processInfo.activeProcessorCount)
+        let outputs = (0..<count).map { directory.file("pool-\($0).m4a") }
+        let jobs = outputs.map { output in
+            Task {
+                _ = try await AudioExtractor.extract(from: input, to: output,
+                                                     options: ExtractionOptions(bufferSize: 64 << 10)) { _ in
+                    usleep(5_000)  // 64 reports: about a third of a second each.
+                }
+                finished.withLock { $0 += 1 }
+            }
+        }
+        try await Task.sleep(nanoseconds: 50_000_000)  // Let them start.
+        let seen = await Task.detached { finished.withLock { $0 } }.value
+        XCTAssertEqual(seen, 0, "a task waited for the extractions to give the pool back")
+        for job in jobs { try await job.value }
+        XCTAssertEqual(finished.withLock { $0 }, count)
     }
 
     func testNotAnMP4SaysWhatItLooksLike() {

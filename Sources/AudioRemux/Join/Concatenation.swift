@@ -129,10 +129,13 @@ public enum Concatenation {
     }
 
     /// The `async` form of ``join(_:to:options:progress:isCancelled:)``: it honours the
-    /// calling task's cancellation, removing the temporary file.
+    /// calling task's cancellation, removing the temporary file. The blocking file I/O runs
+    /// on a thread of its own, not on the cooperative pool.
     public static func join(_ paths: [String], to outputPath: String, options: ConcatOptions = ConcatOptions(),
                             progress: (@Sendable (MuxProgress) -> Void)? = nil) async throws -> ConcatResult {
-        try join(paths, to: outputPath, options: options, progress: progress, isCancelled: { Task.isCancelled })
+        try await onOwnThread { isCancelled in
+            try join(paths, to: outputPath, options: options, progress: progress, isCancelled: isCancelled)
+        }
     }
 
     /// Joins byte sources into any sink, as the file form does between files. Messages name

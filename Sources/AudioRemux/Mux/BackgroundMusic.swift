@@ -142,15 +142,15 @@ public enum BackgroundMusic {
 
     /// The `async` form of ``mux(video:music:to:options:progress:isCancelled:)-(String,_,_,_,_,_)``: it honours
     /// the calling task's cancellation, removing the temporary file, and reports progress to
-    /// `progress` (called on the muxing thread).
-    ///
-    /// The work is blocking file I/O done in the calling task; call it from a task of its
-    /// own so that it does not hold up others.
+    /// `progress` (called on the muxing thread). The blocking file I/O runs on a thread of
+    /// its own, not on the cooperative pool.
     public static func mux(video videoPath: String, music clipPaths: [String], to outputPath: String,
                            options: MuxOptions = MuxOptions(),
                            progress: (@Sendable (MuxProgress) -> Void)? = nil) async throws -> MuxResult {
-        try mux(video: videoPath, music: clipPaths, to: outputPath, options: options, progress: progress,
-                isCancelled: { Task.isCancelled })
+        try await onOwnThread { isCancelled in
+            try mux(video: videoPath, music: clipPaths, to: outputPath, options: options, progress: progress,
+                    isCancelled: isCancelled)
+        }
     }
 
     /// Muxes from byte sources into any sink (memory, an app's own storage), as the file form

@@ -148,12 +148,14 @@ public enum Remux {
 
     /// The `async` form of ``run(from:to:options:progress:isCancelled:)``: it honours the
     /// calling task's cancellation, removing the temporary file, and reports progress to
-    /// `progress` (called on the writing thread).
+    /// `progress` (called on the writing thread). The blocking file I/O runs on a thread of
+    /// its own, not on the cooperative pool.
     @discardableResult
     public static func run(from inputPath: String, to outputPath: String, options: RemuxOptions = RemuxOptions(),
                            progress: (@Sendable (MuxProgress) -> Void)? = nil) async throws -> RemuxResult {
-        try run(from: inputPath, to: outputPath, options: options, progress: progress,
-                isCancelled: { Task.isCancelled })
+        try await onOwnThread { isCancelled in
+            try run(from: inputPath, to: outputPath, options: options, progress: progress, isCancelled: isCancelled)
+        }
     }
 
     /// Adds the kept tracks of `reader` to `writer`, cut as `options` says.

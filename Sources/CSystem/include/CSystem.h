@@ -74,5 +74,7 @@ uint64_t csystem_atomic_load(const uint64_t *word);
 typedef struct csystem_thread csystem_thread;
 csystem_thread *csystem_thread_start(void *(*body)(void *), void *context);
 void csystem_thread_join(csystem_thread *thread);
+// Lets the thread run on its own (its resources freed when it ends) and frees the handle.
+void csystem_thread_detach(csystem_thread *thread);
 
 #endif
