@@ -65,7 +65,6 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -77,59 +76,42 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
 import variants  # noqa: E402
 from seams import audio_edits, decode_ffmpeg, decode_gstreamer, seam_dip  # noqa: E402
-from tool import extract_audio  # noqa: E402
+from oracle import ffprobe, mutagen_reader  # noqa: E402
+from oracle.binary import extract_audio  # noqa: E402
+from oracle.ffprobe import stream_duration  # noqa: E402
+from oracle.gst import has as gst_has  # noqa: E402
+from oracle.report import Checks  # noqa: E402
+from oracle.run import run as oracle_run  # noqa: E402
 
-STRICT = os.environ.get("CI", "").lower() in ("true", "1") or os.environ.get("REQUIRE_ORACLES") == "1"
 CORPUS = os.environ.get("CORPUS_DIR") or os.path.join(ROOT, "..", "shared", "corpus")
 JOBS = max(os.cpu_count() or 1, 2)
 DIP_LIMIT_MS = 12.0          # rule 2 (issue 27's priority 2)
 SEAM_DROPS = 2               # rule 1: packets dropped at one seam, at most
-results = []
-LOG = sys.stdout             # where check lines go (stderr under --report, whose stdout is the table)
+# Check lines go to checks.out: stdout, or stderr under --report, whose stdout is the table.
+checks = Checks(limit=300)
+check, skip = checks.check, checks.skip
 
 
 def run(*args, **kw):
-    return subprocess.run(args, capture_output=True, text=True, **kw)
-
-
-def check(name, ok, detail="", detail_if_ok=True):
-    """One check; its detail is printed on failure, and on success unless detail_if_ok is False
-    (a detail that only explains a failure, such as an exit status and stderr)."""
-    results.append(bool(ok))
-    detail = "" if ok and not detail_if_ok else detail
-    detail = detail if len(detail) <= 300 else detail[:297] + "..."
-    print(("ok   " if ok else "FAIL ") + name + (f": {detail}" if detail else ""), file=LOG, flush=True)
-    return ok
-
-
-def skip(name, reason):
-    print(f"skipped ({reason}): {name}", file=LOG, flush=True)
+    return oracle_run(*args, text=True, **kw)
 
 
 def note(text):
-    print("     " + text, file=LOG, flush=True)
+    print("     " + text, file=checks.out, flush=True)
 
 
 def known(name, detail):
     """A check that does not hold, for a reason documented in docs/concat.md: printed as
     `known`, with what was measured, and counted neither way (never a pass)."""
-    print(f"known {name}: {detail}", file=LOG, flush=True)
+    print(f"known {name}: {detail}", file=checks.out, flush=True)
 
 
 def oracle(name, present, why):
     """True when the oracle is here. A missing one fails under CI=true / REQUIRE_ORACLES=1
     and is a printed skip otherwise (never a pass)."""
-    if present:
-        return True
-    if STRICT:
-        check(f"oracle {name} present", False, why)
-    else:
-        skip(f"everything that needs {name}", why)
-    return False
-
-
-def gst_has(element):
-    return shutil.which("gst-inspect-1.0") is not None and run("gst-inspect-1.0", element).returncode == 0
+    if not present:
+        checks.missing(f"oracle {name} present", why, why, f"everything that needs {name}")
+    return bool(present)
 
 
 def ffmpeg_has_encoder(name):
@@ -231,7 +213,7 @@ class Parts:
         self.codec, self.paths, self.info = codec, paths, dict(CODECS[codec], rate=rate or CODECS[codec]["rate"])
         self.rate = self.info["rate"]
         with ThreadPoolExecutor(JOBS) as pool:
-            self.probed = list(pool.map(audio_duration, paths))
+            self.probed = list(pool.map(lambda p: stream_duration(p, "a:0"), paths))
         if lengths is None:
             self.durations = list(self.probed)
         else:
@@ -242,17 +224,10 @@ class Parts:
         self.gst_offset = 0
 
 
-def audio_duration(path):
-    out = run("ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=duration", "-of", "json",
-              path)
-    return float(json.loads(out.stdout)["streams"][0]["duration"])
-
-
 def ffprobe_packets(path, stream="a:0", with_sync=False):
     """The stored packets of a stream (no edit list applied) as (size, CRC-32), and whether
     each is a sync sample when `with_sync`."""
-    out = run("ffprobe", "-v", "error", "-ignore_editlist", "1", "-select_streams", stream, "-show_packets",
-              "-show_data_hash", "CRC32", "-show_entries", "packet=size,data_hash,flags", "-of", "json", path)
+    out = ffprobe.packets(path, select=stream, ignore_editlist=True, entries="packet=size,data_hash,flags", text=True)
     try:
         packets = json.loads(out.stdout).get("packets", [])
     except ValueError:
@@ -430,9 +405,8 @@ def match_packets(out, parts_packets):
 
 
 def output_tracks(path):
-    out = run("ffprobe", "-v", "error", "-show_entries",
-              "stream=index,codec_type,codec_name,duration,nb_frames:stream_disposition=attached_pic:format=duration"
-              ":format_tags", "-of", "json", path)
+    out = ffprobe.ffprobe(path, "-show_entries", "stream=index,codec_type,codec_name,duration,nb_frames"
+                          ":stream_disposition=attached_pic:format=duration:format_tags", text=True)
     try:
         return json.loads(out.stdout)
     except ValueError:
@@ -982,9 +956,7 @@ def judge_video_join(label, tool, clips, tmp, gst):
         check(f"{name}: GStreamer decodes the clips' frame count", got == want, f"{got} vs {want}")
     # Where each clip's video starts, from FFmpeg's decoded frames: its first frame follows
     # the previous clips' frames; the places are the sums of the clips' video durations.
-    video_durations = [float(json.loads(run("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
-                                            "stream=duration", "-of", "json", c).stdout)["streams"][0]["duration"])
-                       for c in clips]
+    video_durations = [stream_duration(c, "v:0") for c in clips]
     starts, k = [], 0
     for ts in clip_times:
         starts.append(times[k] if k < len(times) else None)
@@ -1026,7 +998,7 @@ def mutagen_chapters(path):
     its start x timescale / 1000 is the start in seconds."""
     code = ("import json, sys\nfrom mutagen.mp4 import MP4\nc = MP4(sys.argv[1]).chapters\n"
             "print(json.dumps(None if c is None else [[x.start, x.title] for x in c] + [c._timescale]))")
-    out = run("/usr/bin/python3", "-c", code, path)
+    out = mutagen_reader.run_code(code, path, text=True)
     if out.returncode != 0:
         return out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "mutagen failed"
     listed = json.loads(out.stdout)
@@ -1055,7 +1027,7 @@ def audiobook_case(tool, tmp, gst, mutagen_ok):
     want_titles = ["Chapter One", "Kapitel zwei – Über Brücken", "03 Epilogue"]
     places = [0, parts.durations[0], parts.durations[0] + parts.durations[1]]
     bound = CODECS["aac"]["bound"] / 44100
-    listed = json.loads(run("ffprobe", "-v", "error", "-show_chapters", "-of", "json", out).stdout or "{}")
+    listed = json.loads(ffprobe.ffprobe(out, "-show_chapters", text=True).stdout or "{}")
     chapters = [(float(c["start_time"]), float(c["end_time"]), c.get("tags", {}).get("title")) for c in
                 listed.get("chapters", [])]
     total = sum(parts.durations)
@@ -1257,15 +1229,13 @@ def report(tool, tmp, gst):
 # --- main ---------------------------------------------------------------------------------------------
 
 def main():
-    global LOG
     want_report = "--report" in sys.argv[1:]
     unknown = [a for a in sys.argv[1:] if a != "--report"]
     if unknown:
         sys.exit(f"usage: {sys.argv[0]} [--report]")
     have_ffmpeg = shutil.which("ffmpeg") is not None and shutil.which("ffprobe") is not None
     if not oracle("ffmpeg and ffprobe", have_ffmpeg, "not on PATH"):
-        print(f"{results.count(True)} passed, {results.count(False)} failed")
-        sys.exit(1 if results.count(False) else 0)
+        checks.finish()
     gst = shutil.which("gst-launch-1.0") is not None and gst_has("qtdemux")
     gst = oracle("GStreamer (gst-launch-1.0, qtdemux)", gst, "gst-launch-1.0 or qtdemux missing")
     tool = extract_audio(ROOT)
@@ -1277,12 +1247,11 @@ def main():
              "the checks below run against it anyway")
     with tempfile.TemporaryDirectory() as tmp:
         if want_report:
-            LOG = sys.stderr
+            checks.out = sys.stderr
             report(tool, tmp, gst)
             return
-        mutagen_ok = run("/usr/bin/python3", "-c", "import mutagen").returncode == 0 if os.path.exists(
-            "/usr/bin/python3") else False
-        mutagen_ok = oracle("mutagen (/usr/bin/python3)", mutagen_ok, "/usr/bin/python3 cannot import mutagen")
+        mutagen_ok = oracle("mutagen (/usr/bin/python3)", mutagen_reader.available(),
+                            "/usr/bin/python3 cannot import mutagen")
         for section, step in (("audio joins", lambda: audio_cases(tool, tmp, gst)),
                               ("HE-AAC corpus cuts", lambda: bear_case(tool, tmp, gst)),
                               ("video joins", lambda: video_cases(tool, tmp, gst)),
@@ -1292,9 +1261,7 @@ def main():
             started = time.monotonic()
             step()
             note(f"{section}: {time.monotonic() - started:.1f} s")
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    checks.finish()
 
 
 if __name__ == "__main__":

@@ -87,7 +87,6 @@ comma-separated globs matched against the input names (`sp_bear_*,*.mov`; an ini
 segment are "INIT+SEGMENT"), and CORPUS_ONLY, a comma-separated list of the commands to
 check (extract, packets, probe, remux).
 """
-import concurrent.futures
 import fnmatch
 import importlib.util
 import json
@@ -99,7 +98,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zlib
 from fractions import Fraction
@@ -108,7 +106,11 @@ sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
 import mp4box  # noqa: E402
-from tool import extract_audio  # noqa: E402
+from oracle import CORPUS, corpus_names, gst  # noqa: E402
+from oracle.binary import extract_audio_and_corpus  # noqa: E402
+from oracle.ffprobe import ffprobe, packets as ffprobe_packets  # noqa: E402
+from oracle.report import Report, Tally, fail_before_start, print_reports  # noqa: E402
+from oracle.run import run as oracle_run  # noqa: E402
 import probe_check  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("packets_conformance",
@@ -116,13 +118,8 @@ _spec = importlib.util.spec_from_file_location("packets_conformance",
 packets_conformance = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(packets_conformance)
 
-CORPUS = os.environ.get("CORPUS_DIR") or os.path.join(ROOT, "..", "shared", "corpus")
 ENCRYPTED_ENTRIES = {b"encv", b"drmi", b"enca", b"drms", b"encs", b"enct"}
 STATUS = {"damaged": 65, "unsupported": 69, "no audio": 79}
-
-lock = threading.Lock()
-results = {"passed": 0, "failed": 0}
-known = []
 
 # Failures of ours that are understood and not fixed yet (an issue stays open for them).
 # Empty now (issue 20's last three are fixed); kept for the next one. Each names the input and the check it fails; such a failure is printed KNOWN and listed
@@ -130,38 +127,12 @@ known = []
 # it counts as a pass. Never a player's fault: those are allowances, by class, above.
 KNOWN_OPEN = {
 }
+tally = Tally(KNOWN_OPEN)
 
 
 def run(*args, **kw):
     kw.setdefault("timeout", 300)
-    return subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL, **kw)
-
-
-class Report:
-    def __init__(self, name):
-        self.name = name
-        self.lines = []
-
-    def check(self, ok, command, detail="", seconds=None):
-        took = "" if seconds is None else f" ({seconds:.1f} s)"
-        reason = next((why for (name, prefix), why in KNOWN_OPEN.items()
-                       if name == self.name and command.startswith(prefix)), None)
-        if not ok and reason:
-            with lock:
-                known.append(f"{self.name}: {command}: {detail} ({reason})")
-            self.lines.append(f"KNOWN {self.name}: {command}{took}: {detail} ({reason})")
-            return ok
-        with lock:
-            results["passed" if ok else "failed"] += 1
-        self.lines.append(("ok   " if ok else "FAIL ") + f"{self.name}: {command}{took}"
-                          + (": " + detail if detail else ""))
-        return ok
-
-    def skip(self, command, reason):
-        self.lines.append(f"skipped ({reason}): {self.name}: {command}")
-
-    def note(self, text):
-        self.lines.append(f"       {text}")
+    return oracle_run(*args, **kw)
 
 
 # --- The oracle's view of a file ------------------------------------------------------
@@ -200,7 +171,7 @@ def samples_of(data, boxes, trak):
 
 
 def ffprobe_streams(path):
-    out = run("ffprobe", "-v", "error", "-show_streams", "-of", "json", path, timeout=120)
+    out = ffprobe(path, "-show_streams", timeout=120)
     if out.returncode != 0:
         return None
     return json.loads(out.stdout or b"{}").get("streams", [])
@@ -286,10 +257,7 @@ def extraction_class(f, streams, path, tmp):
 
 def packets(path, select=None, ignore_editlist=False):
     """{stream index: [(pts, dts, duration, size, crc, flags)]} and the streams."""
-    args = ["ffprobe", "-v", "error"] + (["-ignore_editlist", "1"] if ignore_editlist else [])
-    args += (["-select_streams", select] if select else []) + ["-show_packets", "-show_streams",
-                                                                "-show_data_hash", "CRC32", "-of", "json", path]
-    out = run(*args, timeout=300)
+    out = ffprobe_packets(path, select=select, ignore_editlist=ignore_editlist, streams=True, timeout=300)
     data = json.loads(out.stdout or b"{}")
     found = {}
     bases = {s["index"]: Fraction(s["time_base"]) for s in data.get("streams", []) if s.get("time_base")}
@@ -667,44 +635,6 @@ def ffmpeg_counts(path, streams):
     return counts, messages
 
 
-def run_gst(pipeline, tmp, timeout=300, grace=5):
-    """gst-launch-1.0 with its output in files: (exit status, stdout, stderr). gst-launch-1.0
-    1.22 sometimes never exits after it has reported an error: on an init segment without
-    samples (sp_pkg_live_audio_init.mp4: "This file contains no playable streams", then
-    "pipeline doesn't want to preroll") 3 of 12 runs hung until killed; in CI's corpus run
-    of 466 s one did, until the 300 s timeout. Once an ERROR line is out the outcome is decided (gst_counts
-    raises on it), so gst-launch gets `grace` seconds to exit, then is killed (status
-    None). Without an ERROR line the timeout stands as subprocess.run's."""
-    names = [os.path.join(tmp, "gst-stdout.txt"), os.path.join(tmp, "gst-stderr.txt")]
-
-    def said():
-        texts = []
-        for name in names:
-            with open(name, "rb") as f:
-                texts.append(f.read())
-        return texts
-    with open(names[0], "wb") as stdout, open(names[1], "wb") as stderr:
-        process = subprocess.Popen(pipeline, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
-        deadline, errored, status = time.monotonic() + timeout, None, None
-        while True:
-            try:
-                status = process.wait(timeout=0.5)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            now = time.monotonic()
-            if errored is None and any(b"ERROR" in text for text in said()):
-                errored = now
-            if (errored is not None and now - errored > grace) or now > deadline:
-                process.kill()
-                process.wait()
-                if errored is None:
-                    raise subprocess.TimeoutExpired(pipeline, timeout)
-                break
-    stdout, stderr = (text.decode(errors="replace") for text in said())
-    return status, stdout, stderr
-
-
 def gst_counts(path, kinds):
     """{(kind, 0): frames or samples} GStreamer 1.22 decodes of the first video and first
     audio stream (qtdemux's video_0 / audio_0), or raises RuntimeError with its message.
@@ -731,7 +661,7 @@ def gst_counts(path, kinds):
             pipeline += ["d.audio_0", "!", *queue, "!", "decodebin", "!", "audioconvert", "!",
                          "audio/x-raw,format=S16LE,channels=1", "!", "filesink", "location=" + sinks["audio"],
                          "sync=false"]
-        returncode, text, err = run_gst(pipeline, tmp)
+        returncode, text, err = gst.launch_watched(pipeline, tmp)
         err += text
         if returncode != 0 or "ERROR" in err:
             line = next((l for l in err.splitlines() if "ERROR" in l or "missing" in l.lower()), err.strip()[-200:])
@@ -1403,9 +1333,8 @@ def wanted(command):
 
 
 def check_input(tool, label, path, tmp_root):
-    report = Report(label)
-    tmp = tempfile.mkdtemp(dir=tmp_root)
-    try:
+    report = Report(tally, label)
+    with report.guarded(tmp_root) as tmp:
         f = facts(path)
         streams = ffprobe_streams(path)
         if wanted("extract"):
@@ -1416,28 +1345,17 @@ def check_input(tool, label, path, tmp_root):
             check_probe(report, tool, path, f)
         if wanted("remux"):
             check_remux(report, tool, path, f, tmp)
-    except Exception as error:  # a crash of the script is a failure, not a pass
-        report.check(False, "script", repr(error))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return report
 
 
 def main():
-    tool = extract_audio(ROOT)
+    tool = extract_audio_and_corpus()
     if tool is None:
         return 1
-    if not os.path.isdir(CORPUS):
-        print(f"FAIL the corpus folder {CORPUS} is missing")
-        print("0 passed, 1 failed")
-        return 1
     if ONLY - COMMANDS:
-        print(f"FAIL CORPUS_ONLY names no command: {', '.join(sorted(ONLY - COMMANDS))} "
-              f"(commands: {', '.join(sorted(COMMANDS))})")
-        print("0 passed, 1 failed")
-        return 1
-    names = sorted(n for n in os.listdir(CORPUS) if os.path.isfile(os.path.join(CORPUS, n))
-                   and not n.endswith((".tsv", ".md")))
+        return fail_before_start(f"CORPUS_ONLY names no command: {', '.join(sorted(ONLY - COMMANDS))} "
+                                 f"(commands: {', '.join(sorted(COMMANDS))})")
+    names = corpus_names()
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         inputs = [(n, os.path.join(CORPUS, n)) for n in names]
@@ -1452,18 +1370,9 @@ def main():
                 inputs.append((f"{init}+{n}", joined))
         if FILES:
             inputs = [(label, path) for label, path in inputs if any(fnmatch.fnmatch(label, g) for g in FILES)]
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            jobs = [pool.submit(check_input, tool, label, path, tmp) for label, path in inputs]
-            for job in jobs:
-                for line in job.result().lines:
-                    print(line, flush=True)
+        print_reports(check_input, [(tool, label, path, tmp) for label, path in inputs])
     print(f"-- {len(inputs)} inputs in {time.monotonic() - started:.0f} s")
-    if known:
-        print(f"-- {len(known)} KNOWN failure(s) of ours, not counted (see KNOWN_OPEN):")
-        for line in known:
-            print("  " + line[:300])
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    return 1 if results["failed"] else 0
+    return tally.finish("-- {n} KNOWN failure(s) of ours, not counted (see KNOWN_OPEN):")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,6 @@ Prints one ok/FAIL line per check with the time its step took, and "N passed, M 
 last; exits 1 on any failure. Set EXTRACT_AUDIO to a built binary to skip the release
 build; files run two at a time.
 """
-import concurrent.futures
 import hashlib
 import json
 import os
@@ -67,9 +66,12 @@ sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
 import mp4box  # noqa: E402
-from tool import extract_audio  # noqa: E402
+from oracle import CORPUS, corpus_names  # noqa: E402
+from oracle.binary import extract_audio_and_corpus  # noqa: E402
+from oracle.ffprobe import ffprobe  # noqa: E402
+from oracle.report import Report, Tally, print_reports  # noqa: E402
+from oracle.run import run  # noqa: E402
 
-CORPUS = os.environ.get("CORPUS_DIR") or os.path.join(ROOT, "..", "shared", "corpus")
 MIN_FRAMES = 5         # two ranges of at least 3 frames each, inside the file
 RANGE_FRAMES = 3       # at least this many frames in a range
 RANGE_SECONDS = 2.0    # and at most about this much video (unless that is fewer frames)
@@ -86,33 +88,11 @@ GST_DECODERS = {"h264": ["avdec_h264"], "hevc": ["avdec_h265"], "vp9": ["avdec_v
 SHARED_FORMATS = {"yuv420p": "I420", "yuvj420p": "I420", "yuv420p10le": "I420_10LE"}
 QUEUE = ["queue", "max-size-buffers=0", "max-size-bytes=0", "max-size-time=0"]
 
-lock = threading.Lock()
-results = {"passed": 0, "failed": 0}
-
-
-def run(*args, **kw):
-    return subprocess.run(args, capture_output=True, **kw)
-
-
-class Report:
-    """The lines of one file, printed together once the file is done."""
-
-    def __init__(self):
-        self.lines = []
-
-    def check(self, ok, name, detail="", seconds=None):
-        with lock:
-            results["passed" if ok else "failed"] += 1
-        took = "" if seconds is None else f" ({seconds:.1f} s)"
-        self.lines.append(("ok   " if ok else "FAIL ") + name + took + ("" if ok or not detail else ": " + detail))
-        return ok
-
-    def skip(self, name, reason):
-        self.lines.append(f"skipped ({reason}): {name}")
+tally = Tally()
 
 
 def probe(path):
-    out = run("ffprobe", "-v", "error", "-show_streams", "-of", "json", path, timeout=60)
+    out = ffprobe(path, "-show_streams", timeout=60)
     if out.returncode != 0:
         return None, out.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["exit status"]
     return json.loads(out.stdout).get("streams", []), None
@@ -318,7 +298,7 @@ def gst_frames(path, fmt, size, timeout=300):
                 f"video/x-raw,format={fmt},width={size[0]},height={size[1]}", "!",
                 "identity", "name=frames", "silent=false", "!", "fdsink", f"fd={write_fd}"]
     try:
-        out = subprocess.run(pipeline, capture_output=True, timeout=timeout, pass_fds=(write_fd,))
+        out = run(*pipeline, timeout=timeout, pass_fds=(write_fd,))
     finally:
         os.close(write_fd)
         thread.join()
@@ -423,21 +403,6 @@ def expected_frames(spans, a, b):
     return [(s, e, md5) for s, e, md5 in spans if s < b and e > a]
 
 
-def first_edit_media_time(path):
-    """The first non-empty edit's media_time, in seconds, of the video track of `path`."""
-    data = open(path, "rb").read()
-    boxes = mp4box.read_tree(data)
-    for trak in (c for c in mp4box.top(boxes, b"moov").children if c.kind == b"trak"):
-        if mp4box.handler_type(data, trak) != b"vide":
-            continue
-        timescale, _ = mp4box.timescale_and_duration(data, trak.child(b"mdia").child(b"mdhd"))
-        for entry in mp4box.edit_list(data, trak) or []:
-            if entry[1] >= 0:
-                return entry[1] / timescale
-        return 0.0
-    return 0.0
-
-
 def qtdemux_unpushed(cut, a):
     """Source times (A + presentation time in the cut) of the cut's video samples that
     GStreamer 1.22's qtdemux never pushes. gst_qtdemux_advance_sample ends an edit's
@@ -511,7 +476,7 @@ def check_gstreamer(report, label, cut, fmt, size, spans, a, b, reference):
     # upstream): its segment stops at the edit's duration counted in media time, so a frame
     # is shown only when it is presented (from `a` on, for the one presented at `a`) before
     # b - media_time. With a range shorter than media_time, none is.
-    media_time = first_edit_media_time(cut)
+    media_time = mp4box.first_edit_media_time(cut, b"vide")
     required = sum(1 for s, _, _ in expected if max(s, a) < b - media_time - 1e-6)
     ok = decoded == want[:len(decoded)] and len(decoded) >= required
     # GStreamer 1.22's qtdemux ends the edit at the first sample decoded at or after its
@@ -545,7 +510,7 @@ def check_gstreamer(report, label, cut, fmt, size, spans, a, b, reference):
 
 def cut_file(tool, path, tmp):
     name = os.path.basename(path)
-    report = Report()
+    report = Report(tally, detail_if_ok=False)
     began = time.monotonic()
     streams, error = probe(path)
     if streams is None:
@@ -654,23 +619,12 @@ def cut_file(tool, path, tmp):
 
 
 def main():
-    tool = extract_audio(ROOT)
+    tool = extract_audio_and_corpus()
     if tool is None:
         return 1
-    if not os.path.isdir(CORPUS):
-        print(f"FAIL the corpus folder {CORPUS} is missing")
-        print("0 passed, 1 failed")
-        return 1
-    names = sorted(n for n in os.listdir(CORPUS) if os.path.isfile(os.path.join(CORPUS, n))
-                   and not n.endswith((".tsv", ".md")))
     with tempfile.TemporaryDirectory() as tmp:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            jobs = [pool.submit(cut_file, tool, os.path.join(CORPUS, n), tmp) for n in names]
-            for job in jobs:
-                for line in job.result().lines:
-                    print(line, flush=True)
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    return 1 if results["failed"] else 0
+        print_reports(cut_file, [(tool, os.path.join(CORPUS, n), tmp) for n in corpus_names()])
+    return tally.finish()
 
 
 if __name__ == "__main__":

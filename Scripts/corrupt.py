@@ -40,15 +40,37 @@ class Source:
         return self.stbl.child(kind)
 
 
+def registry():
+    """A table of name -> function(source) returning the patched bytes, and the decorator
+    `@register(name)` that fills it."""
+    table = {}
+
+    def register(name):
+        def add(function):
+            table[name] = function
+            return function
+        return add
+    return table, register
+
+
+def write_all(table, check):
+    """main of corrupt.py and damage.py: each patched file of `table` written to OUTPUT_DIR,
+    after check(name, source, data)."""
+    if len(sys.argv) != 3:
+        sys.exit(sys.modules["__main__"].__doc__)
+    source_path, out_dir = sys.argv[1], sys.argv[2]
+    src = Source(source_path)
+    os.makedirs(out_dir, exist_ok=True)
+    for name, function in table.items():
+        data = bytes(function(src))
+        check(name, src, data)
+        with open(os.path.join(out_dir, name), "wb") as f:
+            f.write(data)
+    return src, out_dir
+
+
 # Each defect: name -> function(source) returning the patched bytes.
-DEFECTS = {}
-
-
-def defect(name):
-    def register(function):
-        DEFECTS[name] = function
-        return function
-    return register
+DEFECTS, defect = registry()
 
 
 @defect("stsz-count-mismatch.mp4")
@@ -171,19 +193,14 @@ def not_mp4(_src):
     return adts + b"\0" * (4096 - len(adts))
 
 
+def same_length_changed(name, src, data):
+    if name != "largesize-overflow.mp4":
+        assert len(data) == len(src.data), name
+        assert data != src.data, name
+
+
 def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    source_path, out_dir = sys.argv[1], sys.argv[2]
-    src = Source(source_path)
-    os.makedirs(out_dir, exist_ok=True)
-    for name, function in DEFECTS.items():
-        data = bytes(function(src))
-        if name != "largesize-overflow.mp4":
-            assert len(data) == len(src.data), name
-            assert data != src.data, name
-        with open(os.path.join(out_dir, name), "wb") as f:
-            f.write(data)
+    src, out_dir = write_all(DEFECTS, same_length_changed)
     with open(os.path.join(out_dir, "not-mp4.bin"), "wb") as f:
         f.write(not_mp4(src))
 

@@ -44,7 +44,10 @@ sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
 import mp4box  # noqa: E402
-from tool import extract_audio  # noqa: E402
+from oracle.binary import extract_audio  # noqa: E402
+from oracle.ffprobe import packets as ffprobe_packets  # noqa: E402
+from oracle.report import Checks  # noqa: E402
+from oracle.run import run  # noqa: E402
 
 # name, video codec args, fps, audio codec args, sample rate, audio frame size, cuts.
 # Cut times sit on frame boundaries (multiples of 1/fps) and never on a keyframe (every 2 s).
@@ -62,19 +65,13 @@ INPUTS = [
      [("2.6", "7.2"), ("4.4", None)]),
 ]
 
-results = {"passed": 0, "failed": 0}
+checks = Checks()
 # Unbounded queues: with two branches, a full bounded queue can stall the other branch.
 QUEUE = ["queue", "max-size-buffers=0", "max-size-bytes=0", "max-size-time=0"]
 
 
-def run(*args, **kw):
-    return subprocess.run(args, capture_output=True, **kw)
-
-
 def check(ok, name, detail=""):
-    results["passed" if ok else "failed"] += 1
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else ": " + detail))
-    return ok
+    return checks.check(name, ok, detail, detail_if_ok=False)
 
 
 def seconds(text):
@@ -167,7 +164,7 @@ def gst_audio_checks(label, path, tmp, has_video, decoder, source, rate, frame, 
     _, samples, dropped = gst_decode(path, os.path.join(tmp, "gstaudio"), has_video=has_video)
     skip = 0
     if dropped:
-        media_time = round(first_edit_media_time(path, b"soun") * rate)
+        media_time = round(mp4box.first_edit_media_time(path, b"soun") * rate)
         skip = (frame - media_time % frame) % frame or frame
     check_audio(label, "GStreamer", source, samples, rate, frame, start, expected, allowed_short, skip=skip,
                 why="" if not skip else f"; its parser dropped {dropped} pre-roll frame(s)", rounding=rounding)
@@ -200,23 +197,6 @@ def gst_rounding_lag(path):
         dropped = (nanoseconds(media_time) - nanoseconds(start)) * timescale // 10**9
         return dropped - (media_time - start)
     return 0
-
-
-def first_edit_media_time(path, kind):
-    """The first non-empty edit's media_time, in seconds, of the first track of `kind`."""
-    data = open(path, "rb").read()
-    boxes = mp4box.read_tree(data)
-    moov = mp4box.top(boxes, b"moov")
-    for trak in (c for c in moov.children if c.kind == b"trak"):
-        if mp4box.handler_type(data, trak) != kind:
-            continue
-        mdhd = trak.child(b"mdia").child(b"mdhd")
-        timescale, _ = mp4box.timescale_and_duration(data, mdhd)
-        for entry in mp4box.edit_list(data, trak) or []:
-            if entry[1] >= 0:
-                return entry[1] / timescale
-        return 0.0
-    return 0.0
 
 
 def snr(reference, signal):
@@ -295,8 +275,7 @@ def fragment_checks(tool, tmp, source, cut, label, args, fps):
         return
 
     def packets(path):
-        o = run("ffprobe", "-v", "error", "-ignore_editlist", "1", "-show_packets", "-show_data_hash", "CRC32",
-                "-of", "json", path)
+        o = ffprobe_packets(path, ignore_editlist=True)
         return json.loads(o.stdout).get("packets", [])
     a, b = packets(cut), packets(fragmented)
     key = lambda p: (p["stream_index"], p.get("pts"), p.get("dts"), p["size"], p["data_hash"], p["flags"][0])
@@ -321,7 +300,7 @@ def fragment_checks(tool, tmp, source, cut, label, args, fps):
         reference, _, _ = gst_decode(cut, os.path.join(tmp, "gstfrag"))
         # The frames of the progressive cut; GStreamer 1.22 may end early by the first edit's
         # media_time (in fragments it does not always end at the same frame).
-        short = math.ceil(first_edit_media_time(fragmented, b"vide") * fps - 1e-9)
+        short = math.ceil(mp4box.first_edit_media_time(fragmented, b"vide") * fps - 1e-9)
         check(len(frames) > 0 and frames == reference[:len(frames)] and len(frames) >= len(reference) - short,
               f"{label}: GStreamer plays the fragmented cut as the progressive one",
               f"{len(frames)} vs {len(reference)} frames")
@@ -342,7 +321,7 @@ def audio_cut_checks(tool, tmp, source, label, args, rate, frame, decoder, start
     check_audio(label, "FFmpeg", src_ff, ffmpeg_audio(m4a), rate, frame, start, expected, 0)
     try:
         gst_audio_checks(label, m4a, tmp, False, decoder, src_gst, rate, frame, start, expected,
-                         first_edit_media_time(m4a, b"soun"))
+                         mp4box.first_edit_media_time(m4a, b"soun"))
     except (RuntimeError, subprocess.TimeoutExpired) as error:
         check(False, f"{label}: GStreamer decodes the audio cut", str(error))
 
@@ -412,10 +391,10 @@ def main():
                             expected_audio, 0)
                 try:
                     frames, _, _ = gst_decode(cut, os.path.join(tmp, "gstcut"), has_audio=False)
-                    video_short = math.ceil(first_edit_media_time(cut, b"vide") * fps - 1e-9)
+                    video_short = math.ceil(mp4box.first_edit_media_time(cut, b"vide") * fps - 1e-9)
                     check_video(label, "GStreamer", src_gst_frames, frames, k, expected, video_short)
                     gst_audio_checks(label, cut, tmp, False, decoder, src_gst_audio, rate, frame, start,
-                                     expected_audio, first_edit_media_time(cut, b"soun"))
+                                     expected_audio, mp4box.first_edit_media_time(cut, b"soun"))
                 except (RuntimeError, subprocess.TimeoutExpired) as error:
                     check(False, f"{label}: GStreamer decodes the cut", str(error))
                 if n == 0:
@@ -436,8 +415,7 @@ def main():
         for group in rows:
             for row in group:
                 print("| " + " | ".join(str(c) for c in row) + " |")
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    return 1 if results["failed"] else 0
+    checks.finish()
 
 
 def compare(name, label, tool, source, cut, start_text, end_text, fps, rate, k, expected, expected_audio,

@@ -11,22 +11,13 @@ tree of SOURCE (no hard-coded offsets); the audio track is the trak whose hdlr t
 """
 
 import os
-import struct
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in Scripts/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import mp4box  # noqa: E402
-from corrupt import Source, put_u32, u32  # noqa: E402
+from corrupt import put_u32, registry, u32, write_all  # noqa: E402
 
-DAMAGES = {}
-
-
-def damage(name):
-    def register(function):
-        DAMAGES[name] = function
-        return function
-    return register
+DAMAGES, damage = registry()
 
 
 @damage("audio-no-stsd.mp4")
@@ -59,17 +50,12 @@ def audio_chunk_in_moov(src):
     return data
 
 
+def changed(name, src, data):
+    assert data != src.data, name
+
+
 def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    source_path, out_dir = sys.argv[1], sys.argv[2]
-    src = Source(source_path)
-    os.makedirs(out_dir, exist_ok=True)
-    for name, function in DAMAGES.items():
-        data = bytes(function(src))
-        assert data != src.data, name
-        with open(os.path.join(out_dir, name), "wb") as f:
-            f.write(data)
+    write_all(DAMAGES, changed)
 
 
 if __name__ == "__main__":

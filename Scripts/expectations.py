@@ -36,7 +36,6 @@ The JSON schemas are described in Fixtures/README.md.
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import zlib
@@ -44,6 +43,7 @@ import zlib
 sys.dont_write_bytecode = True  # no __pycache__ in Scripts/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mp4box  # noqa: E402
+from oracle.run import run as oracle_run  # noqa: E402
 
 REFERENCE_PREFIX = "ffmpeg -nostdin -v error -y -i IN -map 0:a:0 -c:a copy"
 DEFAULT_OPTIONS = ["-f", "ipod"]
@@ -68,7 +68,7 @@ class CheckFailed(Exception):
 
 
 def run(args):
-    result = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True)
+    result = oracle_run(*args)
     if result.returncode != 0:
         raise CheckFailed(f"{' '.join(args)} exited {result.returncode}: "
                           f"{result.stderr.decode(errors='replace').strip()}")
@@ -404,8 +404,7 @@ def compare_committed(committed_path, live):
 
 
 def check_decodes(ours):
-    result = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", ours, "-f", "null", "-"],
-                            stdin=subprocess.DEVNULL, capture_output=True)
+    result = oracle_run("ffmpeg", "-nostdin", "-v", "error", "-i", ours, "-f", "null", "-")
     said = (result.stdout + result.stderr).decode(errors="replace").strip()
     if result.returncode != 0 or said:
         raise CheckFailed(f"ffmpeg decode of OURS (exit {result.returncode}): {said[:300]}")

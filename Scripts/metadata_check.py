@@ -60,7 +60,6 @@ import json
 import os
 import shutil
 import struct
-import subprocess
 import sys
 from fractions import Fraction
 
@@ -68,6 +67,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in Scripts/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import expectations  # noqa: E402
 import mp4box  # noqa: E402
+from oracle.run import run as oracle_run  # noqa: E402
 
 CheckFailed = expectations.CheckFailed
 
@@ -77,7 +77,7 @@ FTYP_TAGS = {"major_brand", "minor_version", "compatible_brands"}
 
 
 def run(args):
-    return subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True)
+    return oracle_run(*args)
 
 
 def read(path):

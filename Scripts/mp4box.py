@@ -61,11 +61,19 @@ class Box:
         return f"<{self.path} @{self.offset} size={self.size}>"
 
 
-def parse_boxes(data, start, end, parent=None, trailing_ok=False, truncated_ok=False):
-    """The boxes in data[start:end], recursing into CONTAINERS and sample descriptions.
+class Damage(ValueError):
+    """Bytes that cannot be boxes: a size smaller than its header or past the parent or the
+    file, stray bytes inside a box."""
+
+
+def parse_boxes(data, start, end, parent=None, trailing_ok=False, truncated_ok=False, descend=None):
+    """The boxes in data[start:end] and, where descend(data, box, earlier siblings) gives
+    the offset of a box's children (None: its payload is not read), theirs; by default
+    CONTAINERS, sample descriptions and audio sample entries (descend_all).
     trailing_ok: fewer than 8 bytes left over at the end (top level) are not an error.
     truncated_ok: the last top-level box may run past the end (it is kept, marked
-    truncated, and its payload is not parsed)."""
+    truncated, and its payload is not parsed). Raises Damage."""
+    descend = descend or descend_all
     boxes = []
     offset = start
     while offset < end:
@@ -73,17 +81,17 @@ def parse_boxes(data, start, end, parent=None, trailing_ok=False, truncated_ok=F
             # QuickTime allows a 4-byte zero terminator at the end of some containers.
             if data[offset:end] == b"\0" * (end - offset) or trailing_ok:
                 break
-            raise ValueError(f"trailing {end - offset} bytes at {offset}")
+            raise Damage(f"{end - offset} stray bytes at {offset} inside {parent.path if parent else 'the file'}")
         size, kind = struct.unpack_from(">I4s", data, offset)
         header = 8
         if size == 1:
             if end - offset < 16:
-                raise ValueError(f"truncated largesize header at {offset}")
+                raise Damage(f"a largesize header cut at {offset}")
             size = struct.unpack_from(">Q", data, offset + 8)[0]
             header = 16
         elif size == 0:
-            if kind == b"\0\0\0\0":      # QuickTime terminator atom inside 'wave'
-                size = 8
+            if kind == b"\0\0\0\0" and parent is not None:
+                size = 8                 # QuickTime terminator atom inside 'wave'
             else:
                 size = end - offset      # extends to the end of the enclosing space
         if size < header or offset + size > end:
@@ -93,20 +101,30 @@ def parse_boxes(data, start, end, parent=None, trailing_ok=False, truncated_ok=F
                 box.truncated = True
                 boxes.append(box)
                 break
-            raise ValueError(f"box {kind!r} at {offset} has bad size {size}")
+            where = parent.path + "/" if parent else ""
+            if size < header:
+                raise Damage(f"{where}{kind!r} at {offset}: size {size} smaller than its header")
+            raise Damage(f"{where}{kind!r} at {offset}: {size} bytes run past its parent or the file "
+                         f"({end - offset} left)")
         box = Box(kind, offset, size, header, parent)
+        first = descend(data, box, boxes)
+        if first is not None:
+            box.children = parse_boxes(data, first, box.end, box, descend=descend)
         boxes.append(box)
-        if kind in CONTAINERS:
-            box.children = parse_boxes(data, box.payload, box.end, box)
-        elif kind == b"stsd":
-            # FullBox header (4) + entry_count (4), then sample entries as boxes.
-            box.children = parse_boxes(data, box.payload + 8, box.end, box)
-            for entry in box.children:
-                first = sample_entry_children_offset(data, entry)
-                if first is not None:
-                    entry.children = parse_boxes(data, first, entry.end, entry)
         offset += size
     return boxes
+
+
+def descend_all(data, box, _siblings):
+    """Where parse_boxes reads children by default: CONTAINERS, the sample entries of stsd and
+    the boxes inside audio sample entries."""
+    if box.kind in CONTAINERS:
+        return box.payload
+    if box.kind == b"stsd":
+        return box.payload + 8           # FullBox header (4) + entry_count (4), then entries
+    if box.parent is not None and box.parent.kind == b"stsd":
+        return sample_entry_children_offset(data, box)
+    return None
 
 
 def sample_entry_children_offset(data, entry):
@@ -518,3 +536,19 @@ def freeform_items(data, boxes, name):
             for ilst in (c for c in meta_children(data, meta) if c.kind == b"ilst"):
                 found += [i for i in ilst_items(data, ilst) if i["kind"] == b"----" and i["name"] == name]
     return found
+
+
+def first_edit_media_time(path, kind):
+    """The first non-empty edit's media_time, in seconds, of the first track of handler
+    `kind` (b"vide", b"soun") of the file at `path`: 0.0 without an edit list or such a track."""
+    data = open(path, "rb").read()
+    boxes = read_tree(data)
+    for trak in (c for c in top(boxes, b"moov").children if c.kind == b"trak"):
+        if handler_type(data, trak) != kind:
+            continue
+        timescale, _ = timescale_and_duration(data, trak.child(b"mdia").child(b"mdhd"))
+        for entry in edit_list(data, trak) or []:
+            if entry[1] >= 0:
+                return entry[1] / timescale
+        return 0.0
+    return 0.0

@@ -17,26 +17,28 @@ our CLI, and checks with the players (never with our own parser), issue 12:
   - --exact-seams writes one edit per clip (for AVFoundation/QuickTime).
 Also reports the seam artefact: the decoded seam against the two clips decoded apart and
 butted together. Prints one ok/FAIL line per check and "N passed, M failed"; exits 1 on
-failure.
+failure. Set EXTRACT_AUDIO to a built binary to skip the release build.
 """
 import array
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
+from oracle.binary import extract_audio  # noqa: E402
+from oracle.ffprobe import format_tags, packets as ffprobe_packets, stream_duration  # noqa: E402
+from oracle.run import run as oracle_run  # noqa: E402
 from seams import audio_edits, decode_ffmpeg, decode_gstreamer, seam_dip  # noqa: E402
 RATE = 44100
 results = []
 
 
 def run(*args):
-    return subprocess.run(args, capture_output=True, text=True)
+    return oracle_run(*args, text=True)
 
 
 known = []
@@ -55,30 +57,15 @@ def check(name, ok, detail="", known_limit=None):
     print(("ok   " if ok else "FAIL ") + name + (f": {detail}" if detail else ""))
 
 
-def binary():
-    for config in ("release", "debug"):
-        path = os.path.join(ROOT, ".build", config, "extract-audio")
-        if os.path.exists(path):
-            return path
-    subprocess.run(["swift", "build", "--product", "extract-audio"], cwd=ROOT, check=True)
-    return os.path.join(ROOT, ".build", "debug", "extract-audio")
-
-
 def ffmpeg(*args):
     out = run("ffmpeg", "-v", "error", "-y", *args)
     if out.returncode != 0:
         raise RuntimeError(out.stderr)
 
 
-def video_duration(path):
-    out = run("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=duration", "-of", "json", path)
-    return float(json.loads(out.stdout)["streams"][0]["duration"])
-
-
 def video_packets(path):
-    out = run("ffprobe", "-v", "error", "-ignore_editlist", "1", "-select_streams", "v:0", "-show_packets",
-              "-show_data_hash", "CRC32",
-              "-show_entries", "packet=pts,dts,size,flags,data_hash", "-of", "json", path)
+    out = ffprobe_packets(path, select="v:0", ignore_editlist=True, entries="packet=pts,dts,size,flags,data_hash",
+                          text=True)
     return json.loads(out.stdout).get("packets", [])
 
 
@@ -92,8 +79,8 @@ def mux(tool, video, clips, output, extra=()):
 def playback_checks(name, tmp, output, video, seams, dip_limit=None):
     """Length in both players, dips at the seams (`seams`: where each seam belongs, in seconds
     from the start of the decode), clean decode, video packets."""
-    length = video_duration(output)
-    want = video_duration(video)
+    length = stream_duration(output, "v:0")
+    want = stream_duration(video, "v:0")
     check(f"{name}: video duration kept", abs(length - want) < 0.002, f"{length} vs {want}")
     decoded, errors = decode_ffmpeg(output, os.path.join(tmp, "f.raw"))
     check(f"{name}: ffmpeg decodes cleanly", errors == "" and run("ffmpeg", "-v", "error", "-i", output, "-f", "null",
@@ -182,7 +169,9 @@ def position_error(decoded, reference, period, at):
 
 
 def main():
-    tool = binary()
+    tool = extract_audio(ROOT)
+    if tool is None:
+        sys.exit(1)
     with tempfile.TemporaryDirectory() as tmp:
         def path(name):
             return os.path.join(tmp, name)
@@ -253,7 +242,7 @@ def main():
         decoded, errors = decode_ffmpeg(out, path("f.raw"))
         # FFmpeg starts the stream at the empty edit's end instead of decoding silence for it.
         check("offset: ffmpeg decodes the video's length less the offset within 25 ms",
-              abs(len(decoded) / RATE + 1.5 - video_duration(path("video7.mp4"))) <= 0.025,
+              abs(len(decoded) / RATE + 1.5 - stream_duration(path("video7.mp4"), "v:0")) <= 0.025,
               f"{len(decoded) / RATE:.4f} s")
 
         # 3. MP3-in-MP4 clips.
@@ -288,8 +277,7 @@ def main():
         out = path("phone-music.mp4")
         r = run(tool, "mux", path("phone.mp4"), "--audio", path("clip5.m4a"), "--overwrite", out)
         check("metadata: mux succeeds", r.returncode == 0, r.stderr.strip())
-        tags = json.loads(run("ffprobe", "-v", "error", "-show_entries", "format_tags", "-of", "json",
-                              out).stdout).get("format", {}).get("tags", {})
+        tags = format_tags(out)
         for key in ("title", "creation_time", "com.apple.quicktime.make", "com.apple.quicktime.model",
                     "com.apple.quicktime.location.ISO6709", "com.apple.quicktime.creationdate"):
             check(f"metadata: {key} kept", key in tags, str(tags))

@@ -57,6 +57,7 @@ with the Swift reader):
 
 Usage:
   Scripts/packets-conformance.py [--binary PATH] [FIXTURE...]
+                                            PATH: by default $EXTRACT_AUDIO, else a release build
   Scripts/packets-conformance.py --make-fixtures   writes the EXTRA fixtures (run by
                                               Scripts/make-fixtures.sh)
   Scripts/packets-conformance.py --write     writes Fixtures/expected/packets/NAME.json
@@ -79,6 +80,9 @@ FIXTURES = os.path.join(ROOT, "Fixtures")
 EXPECTED = os.path.join(FIXTURES, "expected", "packets")
 sys.path.insert(0, HERE)
 import mp4box  # noqa: E402
+from oracle.binary import extract_audio  # noqa: E402
+from oracle.ffprobe import packets as ffprobe_packets  # noqa: E402
+from oracle.run import run  # noqa: E402
 
 # Packet fixtures beyond fixtures.list: video with B-frames (ctts), with negative
 # composition offsets (ctts version 1, and the same offsets in a version-0 ctts as Apple's
@@ -110,8 +114,7 @@ def fixture_names():
 
 
 def ffprobe(path):
-    result = subprocess.run(["ffprobe", "-v", "error", "-ignore_editlist", "1", "-show_packets", "-show_streams",
-                             "-of", "json", path], capture_output=True, text=True)
+    result = ffprobe_packets(path, ignore_editlist=True, crc=False, streams=True, text=True)
     if result.returncode != 0:
         return None
     data = json.loads(result.stdout or "{}")
@@ -141,7 +144,7 @@ def ffprobe(path):
 
 def ours(binary, path):
     """(exit status, {track_id: packets} or the error, {track_id: problem object})."""
-    result = subprocess.run([binary, "probe", "--packets", "--json", path], capture_output=True, text=True)
+    result = run(binary, "probe", "--packets", "--json", path, text=True)
     if result.returncode != 0:
         return result.returncode, (result.stderr.strip() or result.stdout.strip()), {}
     tracks = {}
@@ -179,14 +182,19 @@ def tree(data):
     return [box for box in boxes if box.kind != b"moov" or box is moovs[0]]
 
 
-def table_of(path, track_id):
-    """mp4box.py's (offset, size, duration) for a track: stbl, then fragments."""
+def traks_of(path, track_id):
+    """The file's bytes, its top-level boxes (tree) and the traks of moov with that track ID
+    (a generator: the traks after the one used are not read)."""
     data = open(path, "rb").read()
     boxes = tree(data)
     moov = mp4box.top(boxes, b"moov")
-    for trak in (c for c in moov.children if c.kind == b"trak"):
-        if mp4box.track_id(data, trak) != track_id:
-            continue
+    return data, boxes, (c for c in moov.children if c.kind == b"trak" and mp4box.track_id(data, c) == track_id)
+
+
+def table_of(path, track_id):
+    """mp4box.py's (offset, size, duration) for a track: stbl, then fragments."""
+    data, boxes, traks = traks_of(path, track_id)
+    for trak in traks:
         samples = [{"offset": o, "size": s, "duration": d} for o, s, d in mp4box.table_samples(data, trak)]
         if mp4box.is_fragmented(boxes):
             samples += mp4box.fragment_samples(data, boxes, track_id)
@@ -233,23 +241,17 @@ def trun_minimum_offset(path, track_id):
 
 def sync_samples(path, track_id):
     """The 1-based sample numbers of a track's stss, or None without one (all samples sync)."""
-    data = open(path, "rb").read()
-    moov = mp4box.top(tree(data), b"moov")
-    for trak in (c for c in moov.children if c.kind == b"trak"):
-        if mp4box.track_id(data, trak) == track_id:
-            for stss in (c for c in mp4box.stbl_of(trak).children if c.kind == b"stss"):
-                count = mp4box.u32(data, stss.payload + 4)
-                return set(struct.unpack_from(f">{count}I", data, stss.payload + 8))
+    data, _, traks = traks_of(path, track_id)
+    for trak in traks:
+        for stss in (c for c in mp4box.stbl_of(trak).children if c.kind == b"stss"):
+            count = mp4box.u32(data, stss.payload + 4)
+            return set(struct.unpack_from(f">{count}I", data, stss.payload + 8))
     return None
 
 
 def has_ctts(path, track_id):
-    data = open(path, "rb").read()
-    moov = mp4box.top(tree(data), b"moov")
-    for trak in (c for c in moov.children if c.kind == b"trak"):
-        if mp4box.track_id(data, trak) == track_id:
-            return any(c.kind == b"ctts" for c in mp4box.stbl_of(trak).children)
-    return False
+    trak = next(traks_of(path, track_id)[2], None)
+    return trak is not None and any(c.kind == b"ctts" for c in mp4box.stbl_of(trak).children)
 
 
 class Bits:
@@ -679,7 +681,7 @@ def write_expectations():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "debug", "extract-audio"))
+    parser.add_argument("--binary", help="the extract-audio to test (default: $EXTRACT_AUDIO, else a release build)")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--make-fixtures", action="store_true")
     parser.add_argument("fixtures", nargs="*")
@@ -690,6 +692,9 @@ def main():
     if args.write:
         write_expectations()
         return 0
+    binary = args.binary or extract_audio(ROOT)
+    if binary is None:
+        return 1
     names = fixture_names()
     if args.fixtures:
         names = [(n, k) for n, k in names if n in args.fixtures]
@@ -697,7 +702,7 @@ def main():
     for name, kind in names:
         path = os.path.join(FIXTURES, name)
         try:
-            ok, message, notes = compare(name, kind, path, args.binary)
+            ok, message, notes = compare(name, kind, path, binary)
         except Exception as error:  # A crash of the script is a failure, not a pass.
             ok, message, notes = False, f"script error: {error!r}", []
         print(f"{'PASS' if ok else 'FAIL'}  {name}: {message}")

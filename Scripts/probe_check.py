@@ -58,13 +58,14 @@ total instead, and the deviation is printed.
 import json
 import os
 import struct
-import subprocess
 import sys
 from fractions import Fraction
 
 sys.dont_write_bytecode = True  # no __pycache__ in Scripts/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mp4box  # noqa: E402
+from oracle.ffprobe import ffprobe  # noqa: E402
+from oracle.run import run as oracle_run  # noqa: E402
 
 
 class CheckFailed(Exception):
@@ -72,11 +73,11 @@ class CheckFailed(Exception):
 
 
 def run(args):
-    return subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True)
+    return oracle_run(*args)
 
 
 def ffprobe_streams(path):
-    result = run(["ffprobe", "-v", "error", "-show_streams", "-of", "json", path])
+    result = ffprobe(path, "-show_streams")
     if result.returncode != 0:
         raise CheckFailed(f"ffprobe exited {result.returncode}: {result.stderr.decode(errors='replace')}")
     return json.loads(result.stdout)["streams"]
@@ -454,7 +455,7 @@ def near(a, b, within):
 
 
 def probe_format_duration(path):
-    result = run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "json", path])
+    result = ffprobe(path, "-show_entries", "format=duration")
     try:
         return Fraction(json.loads(result.stdout)["format"]["duration"])
     except (ValueError, KeyError, TypeError):

@@ -21,9 +21,11 @@ Ends with one line `N passed, M failed`; exits 1 when anything failed.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from oracle import ffprobe
+from oracle.run import run as oracle_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "Fixtures")
@@ -90,14 +92,13 @@ def report(ok, name, detail=""):
 
 
 def run(command, **options):
-    return subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
+    return oracle_run(*command, text=True, **options)
 
 
 def packets(path, ignore_editlist=False):
     """Per stream index, the list of packets (dicts without pos), in decode order."""
-    editlist = ["-ignore_editlist", "1"] if ignore_editlist else []
-    result = run(["ffprobe", "-v", "error"] + editlist + ["-show_packets", "-show_data_hash", "CRC32", "-show_entries",
-                  "packet=stream_index,pts,dts,duration,size,flags,data_hash:packet_side_data", "-of", "json", path])
+    result = ffprobe.packets(path, ignore_editlist=ignore_editlist, text=True,
+                             entries="packet=stream_index,pts,dts,duration,size,flags,data_hash:packet_side_data")
     if result.returncode != 0:
         raise RuntimeError(f"ffprobe {path}: {result.stderr.strip()}")
     streams = {}
@@ -209,8 +210,8 @@ def main():
         samples = int(result.stdout.split(" samples")[0].split()[-1])
         trouble = plays(output)
         report(trouble is None, f"SilentAAC {layout}: decodes cleanly in ffmpeg and GStreamer", trouble or "")
-        probe = run(["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=duration_ts,codec_name",
-                     "-of", "json", output])
+        probe = ffprobe.ffprobe(output, "-select_streams", "a:0", "-show_entries", "stream=duration_ts,codec_name",
+                                text=True)
         stream = json.loads(probe.stdout)["streams"][0]
         report(stream.get("codec_name") == "aac" and int(stream.get("duration_ts", -1)) == samples,
                f"SilentAAC {layout}: an AAC stream of {samples} samples", f"ffprobe says {stream}")

@@ -7,16 +7,17 @@ around it)."""
 import array
 import math
 import os
-import struct
-import subprocess
 from itertools import accumulate
 from operator import mul
+
+import mp4box
+from oracle.run import run as oracle_run
 
 RATE = 44100
 
 
 def run(*args):
-    return subprocess.run(args, capture_output=True, text=True)
+    return oracle_run(*args, text=True)
 
 
 def decode_ffmpeg(path, raw, rate=RATE):
@@ -37,50 +38,18 @@ def decode_gstreamer(path, raw, rate=RATE):
     return array.array("h", open(raw, "rb").read()) if os.path.exists(raw) else array.array("h")
 
 
-def boxes(data, start, end):
-    while start + 8 <= end:
-        size, kind = struct.unpack(">I4s", data[start:start + 8])
-        header = 8
-        if size == 1:
-            size = struct.unpack(">Q", data[start + 8:start + 16])[0]
-            header = 16
-        elif size == 0:
-            size = end - start
-        yield kind.decode("latin-1"), start + header, start + size
-        start += size
-
-
 def audio_edits(path):
-    """The first audio track's edit list: [(duration, media_time)] and the media timescale."""
+    """The first audio track's edit list: [(duration, media_time)] and the media timescale;
+    ([], 0) without one, or when mp4box cannot read the file's boxes."""
     data = open(path, "rb").read()
-    for kind, s, e in boxes(data, 0, len(data)):
-        if kind != "moov":
-            continue
-        for kind, ts, te in boxes(data, s, e):
-            if kind != "trak":
-                continue
-            children = {k: (a, b) for k, a, b in boxes(data, ts, te)}
-            mdia = {k: (a, b) for k, a, b in boxes(data, *children["mdia"])}
-            handler = data[mdia["hdlr"][0] + 8:mdia["hdlr"][0] + 12]
-            if handler != b"soun":
-                continue
-            a = mdia["mdhd"][0]
-            timescale = struct.unpack(">I", data[a + 20:a + 24] if data[a] == 1 else data[a + 12:a + 16])[0]
-            edits = []
-            if "edts" in children:
-                for k, a, b in boxes(data, *children["edts"]):
-                    if k == "elst":
-                        version = data[a]
-                        count = struct.unpack(">I", data[a + 4:a + 8])[0]
-                        p = a + 8
-                        for _ in range(count):
-                            if version == 1:
-                                d, m = struct.unpack(">Qq", data[p:p + 16]); p += 20
-                            else:
-                                d, m = struct.unpack(">Ii", data[p:p + 8]); p += 12
-                            edits.append((d, m))
-            return edits, timescale
-    return [], 0
+    try:
+        traks = mp4box.audio_traks(data, mp4box.read_tree(data))
+    except ValueError:
+        return [], 0
+    if not traks:
+        return [], 0
+    timescale, _ = mp4box.timescale_and_duration(data, traks[0].child(b"mdia").child(b"mdhd"))
+    return [(d, m) for d, m, _, _ in mp4box.edit_list(data, traks[0]) or []], timescale
 
 
 def seam_dip(samples, seam, rate=None):

@@ -69,7 +69,6 @@ last; exits 1 on any failure. Inputs run two at a time. EXTRACT_AUDIO names a bu
 (else a release build is made); TAG_FILES, comma-separated globs on the input names, runs
 part of it.
 """
-import concurrent.futures
 import fnmatch
 import hashlib
 import json
@@ -78,27 +77,26 @@ import os
 import re
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
 import mp4box  # noqa: E402
-from tool import extract_audio  # noqa: E402
+from oracle import CORPUS, FIXTURES  # noqa: E402
+from oracle.binary import extract_audio_and_corpus  # noqa: E402
+from oracle.ffprobe import ffprobe, format_tags, packets as ffprobe_packets  # noqa: E402
+from oracle.report import Report, Tally, fail_before_start, print_reports  # noqa: E402
+from oracle.run import run as oracle_run  # noqa: E402
 
 try:
     from mutagen.mp4 import MP4, MP4Cover, MP4FreeForm
 except ImportError:  # pragma: no cover
-    print("FAIL mutagen is missing (/usr/bin/python3 -m pip install mutagen, or apt-get install python3-mutagen)")
-    print("0 passed, 1 failed")
-    sys.exit(1)
+    sys.exit(fail_before_start("mutagen is missing (/usr/bin/python3 -m pip install mutagen, "
+                               "or apt-get install python3-mutagen)"))
 
-CORPUS = os.environ.get("CORPUS_DIR") or os.path.join(ROOT, "..", "shared", "corpus")
-FIXTURES = os.path.join(ROOT, "Fixtures")
 NOT_INPUTS = (".json", ".keys", ".md", ".txt", ".tsv", ".list", ".jpg", ".png")
 # Boxes the walker descends into: moov's track structure and movie fragments, and (to find
 # damage the tag writer must not copy back) moov/udta and its first meta. Everything else
@@ -126,91 +124,44 @@ SET = {
     "b": {"©nam": ["Second edit"], "©ART": ["Another"], "trkn": [[4, 12]]},
 }
 
-lock = threading.Lock()
-results = {"passed": 0, "failed": 0}
+tally = Tally()
 
 
 def run(*args, **kw):
     kw.setdefault("timeout", 300)
-    return subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL, **kw)
-
-
-class Report:
-    def __init__(self, name):
-        self.name = name
-        self.lines = []
-
-    def check(self, ok, step, detail="", seconds=None):
-        took = "" if seconds is None else f" ({seconds:.2f} s)"
-        with lock:
-            results["passed" if ok else "failed"] += 1
-        self.lines.append(("ok   " if ok else "FAIL ") + f"{self.name}: {step}{took}" + (": " + detail if detail else ""))
-        return ok
-
-    def note(self, text):
-        self.lines.append(f"       {text}")
-
-    def skip(self, step, reason):
-        self.lines.append(f"skipped ({reason}): {self.name}: {step}")
+    return oracle_run(*args, **kw)
 
 
 # --- The box walker -------------------------------------------------------------------
 
-class Damage(Exception):
-    pass
+Damage = mp4box.Damage
 
 
-def parse(data, start, end, parent=None, top=False):
-    """The boxes in data[start:end] as mp4box.Box, descending into WALKED only. Top level:
-    (boxes, trailing bytes) where fewer than 8 bytes after the last box are trailing
-    garbage; a box that runs past the end or has an impossible size raises Damage."""
-    boxes, offset = [], start
-    while offset < end:
-        if end - offset < 8:
-            if top:
-                return boxes, data[offset:end]
-            if data[offset:end] == b"\0" * (end - offset):
-                break
-            raise Damage(f"{end - offset} stray bytes at {offset} inside {parent.path if parent else 'the file'}")
-        size, kind = struct.unpack_from(">I4s", data, offset)
-        header = 8
-        if size == 1:
-            if end - offset < 16:
-                raise Damage(f"a largesize header cut at {offset}")
-            size = struct.unpack_from(">Q", data, offset + 8)[0]
-            header = 16
-        elif size == 0:
-            if not top and kind == b"\0\0\0\0":
-                size = 8
-            else:
-                size = end - offset
-        where = parent.path + "/" if parent else ""
-        if size < header:
-            raise Damage(f"{where}{kind!r} at {offset}: size {size} smaller than its header")
-        if offset + size > end:
-            raise Damage(f"{where}{kind!r} at {offset}: {size} bytes run past its parent or the file ({end - offset} left)")
-        box = mp4box.Box(kind, offset, size, header, parent)
-        if kind in WALKED and (parent is None or parent.kind in WALKED):
-            box.children = parse(data, box.payload, box.end, box)
-        elif kind == b"udta" and parent is not None and parent.kind == b"moov":
-            # The tags' home: what the tag writer copies back must be readable to the end.
-            box.children = parse(data, box.payload, box.end, box)
-        elif kind == b"meta" and parent is not None and parent.kind == b"udta" and not any(
-                b.kind == b"meta" for b in boxes):
-            # The first meta (the one with the tags): a full box in ISO files, a plain one
-            # (hdlr first) in some QuickTime files.
-            start = box.payload if data[box.payload + 4:box.payload + 8] == b"hdlr" else box.payload + 4
-            if start > box.end:
-                raise Damage(f"{where}meta at {offset}: too short")
-            box.children = parse(data, start, box.end, box)
-        boxes.append(box)
-        offset += size
-    return (boxes, b"") if top else boxes
+def descend(data, box, siblings):
+    """Where mp4box.parse_boxes reads the children of a box here: WALKED only, and moov/udta
+    with its first meta."""
+    parent = box.parent
+    if box.kind in WALKED and (parent is None or parent.kind in WALKED):
+        return box.payload
+    if box.kind == b"udta" and parent is not None and parent.kind == b"moov":
+        # The tags' home: what the tag writer copies back must be readable to the end.
+        return box.payload
+    if box.kind == b"meta" and parent is not None and parent.kind == b"udta" and not any(
+            b.kind == b"meta" for b in siblings):
+        # The first meta (the one with the tags): a full box in ISO files, a plain one
+        # (hdlr first) in some QuickTime files.
+        start = box.payload if data[box.payload + 4:box.payload + 8] == b"hdlr" else box.payload + 4
+        if start > box.end:
+            raise Damage(f"{parent.path}/meta at {box.offset}: too short")
+        return start
+    return None
 
 
 def walk(data):
-    """(top-level boxes, trailing bytes), or raises Damage."""
-    return parse(data, 0, len(data), top=True)
+    """(top-level boxes, trailing bytes: fewer than 8 after the last box), or raises Damage
+    (a box that runs past the end or has an impossible size)."""
+    boxes = mp4box.parse_boxes(data, 0, len(data), trailing_ok=True, descend=descend)
+    return boxes, data[boxes[-1].end if boxes else 0:]
 
 
 def offset_fields(data, box):
@@ -310,9 +261,9 @@ def refusal_class(data):
 def packets(path):
     """(exit status, one line per packet) from ffprobe: every stream's packets but those of
     the attached pictures FFmpeg makes of covers, each stream named by its track ID."""
-    r = run("ffprobe", "-v", "error", "-show_packets", "-show_data_hash", "CRC32", "-show_entries",
-            "packet=stream_index,pts,dts,duration,flags,data_hash:stream=index,id:stream_disposition=attached_pic",
-            "-of", "json", path)
+    r = ffprobe_packets(path, timeout=300,
+                        entries="packet=stream_index,pts,dts,duration,flags,data_hash:stream=index,id"
+                                ":stream_disposition=attached_pic")
     try:
         found = json.loads(r.stdout or b"{}")
     except ValueError:
@@ -331,9 +282,9 @@ def probe_streams(path):
     left out. The error lines lose their "@ 0x…" (an address that differs run to run) and
     the file offset in "stream N, offset 0x…: partial file" (a truncated file's missing
     sample: its offset moves with the growth; the packets check guards the data)."""
-    r = run("ffprobe", "-v", "error", "-show_chapters", "-show_entries",
-            "stream=index,id,codec_type,start_time,duration:stream_disposition=attached_pic:format=duration",
-            "-of", "json", path)
+    r = ffprobe(path, "-show_chapters", "-show_entries",
+                "stream=index,id,codec_type,start_time,duration:stream_disposition=attached_pic:format=duration",
+                timeout=300)
     try:
         found = json.loads(r.stdout or b"{}")
     except ValueError:
@@ -448,14 +399,6 @@ def mutagen_chapters(path):
     if not scale:
         return ("error", "mutagen found no mvhd timescale")
     return [(round(c.start * scale / 1000 * 1000), c.title) for c in chapters]
-
-
-def ffprobe_tags(path):
-    r = run("ffprobe", "-v", "error", "-show_entries", "format_tags", "-of", "json", path)
-    try:
-        return json.loads(r.stdout).get("format", {}).get("tags", {})
-    except ValueError:
-        return {}
 
 
 def mutagen_blind(data):
@@ -669,9 +612,8 @@ def fits(padding, size):
 
 
 def check_input(tool, label, path, tmp_root, images):
-    report = Report(label)
-    tmp = tempfile.mkdtemp(dir=tmp_root)
-    try:
+    report = Report(tally, label, digits=2)
+    with report.guarded(tmp_root) as tmp:
         work = os.path.join(tmp, "file" + os.path.splitext(path)[1])
         shutil.copyfile(path, work)
         os.chmod(work, 0o644)
@@ -730,7 +672,7 @@ def check_input(tool, label, path, tmp_root, images):
                 # where mutagen cannot read it, no title, artist or track for ffprobe).
                 now = mutagen_tags(work)
                 if isinstance(orig_tags, tuple):
-                    left = {k: v for k, v in ffprobe_tags(work).items() if k in ("title", "artist", "track")}
+                    left = {k: v for k, v in format_tags(work, timeout=300).items() if k in ("title", "artist", "track")}
                     if now != orig_tags or left:
                         problems.append(f"nothing written, but ffprobe reads {left} (mutagen: {str(now)[:80]})")
                 elif now not in ({}, {k: v for k, v in orig_tags.items() if k == SMPB}):
@@ -787,7 +729,7 @@ def check_input(tool, label, path, tmp_root, images):
                 blind = f"mutagen cannot read the original: {orig_tags[1][:80]}"
             if blind and (isinstance(orig_tags, tuple) or not orig_tags):
                 # mutagen sees no tags here, before or after: ffprobe reads the ones we set.
-                got = ffprobe_tags(work)
+                got = format_tags(work, timeout=300)
                 want = {"a": {"title": "Tag conformance ✓", "artist": "Ärtist", "track": "3/12"},
                         "b": {"title": "Second edit", "artist": "Another", "track": "4/12"},
                         "c": {"title": None, "artist": None, "track": None}}[step]
@@ -807,10 +749,6 @@ def check_input(tool, label, path, tmp_root, images):
             for n in notes:
                 report.note(n)
             current = after
-    except Exception as error:  # a crash of the script is a failure, not a pass
-        report.check(False, "script", repr(error))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return report
 
 
@@ -830,12 +768,8 @@ def inputs():
 
 
 def main():
-    tool = extract_audio(ROOT)
+    tool = extract_audio_and_corpus()
     if tool is None:
-        return 1
-    if not os.path.isdir(CORPUS):
-        print(f"FAIL the corpus folder {CORPUS} is missing")
-        print("0 passed, 1 failed")
         return 1
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
@@ -844,22 +778,15 @@ def main():
         for path, color in ((images["jpeg"], "red"), (images["png"], "blue")):
             r = run("ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"color={color}:s=32x32", "-frames:v", "1", "-y", path)
             if r.returncode != 0:
-                print(f"FAIL ffmpeg made no cover image: {r.stderr.decode()[:200]}")
-                print("0 passed, 1 failed")
-                return 1
+                return fail_before_start(f"ffmpeg made no cover image: {r.stderr.decode()[:200]}")
         images["covers"] = [["cover", "JPEG", sha256(images["jpeg"])], ["cover", "PNG", sha256(images["png"])]]
         todo = inputs()
         files = [g.strip() for g in os.environ.get("TAG_FILES", "").split(",") if g.strip()]
         if files:
             todo = [(label, p) for label, p in todo if any(fnmatch.fnmatch(label, g) for g in files)]
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            jobs = [pool.submit(check_input, tool, label, p, tmp, images) for label, p in todo]
-            for job in jobs:
-                for line in job.result().lines:
-                    print(line, flush=True)
+        print_reports(check_input, [(tool, label, p, tmp, images) for label, p in todo])
     print(f"-- {len(todo)} inputs in {time.monotonic() - started:.0f} s")
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    return 1 if results["failed"] else 0
+    return tally.finish()
 
 
 if __name__ == "__main__":

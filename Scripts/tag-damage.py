@@ -33,16 +33,20 @@ from concurrent.futures import ThreadPoolExecutor
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
-from tool import extract_audio  # noqa: E402
+import mp4box  # noqa: E402
+from oracle import mutagen_reader  # noqa: E402
+from oracle.binary import extract_audio  # noqa: E402
+from oracle.report import Checks  # noqa: E402
+from oracle.run import run  # noqa: E402
 
-STRICT = os.environ.get("CI", "").lower() in ("true", "1") or os.environ.get("REQUIRE_ORACLES") == "1"
 FIXTURES = ["meta-itunes.m4a", "meta-itunes-video.mp4", "meta-chapters-both.mp4"]
 SIZES = [("+1", lambda s: s + 1), ("-1", lambda s: s - 1), ("+8", lambda s: s + 8), ("-8", lambda s: s - 8),
          ("x2", lambda s: 2 * s), ("0", lambda s: 0), ("1", lambda s: 1), ("7", lambda s: 7),
          ("max", lambda s: 0xFFFFFFFF)]
 FLIPS = 150
 TITLE = "Damage campaign"
-results = []
+checks = Checks()
+check = checks.check
 
 READ = r"""
 import json, sys
@@ -63,8 +67,7 @@ def read_tags(path):
     try:
         from mutagen.mp4 import MP4
     except ImportError:
-        return json.loads(subprocess.run(["/usr/bin/python3", "-c", READ, path], capture_output=True,
-                                         text=True).stdout or "{}")
+        return json.loads(mutagen_reader.run_code(READ, path, text=True).stdout or "{}")
     try:
         tags = MP4(path).tags or {}
     except Exception as error:  # mutagen's own errors, and what a damaged file makes of it
@@ -72,42 +75,18 @@ def read_tags(path):
     return {"items": {k: repr(v) for k, v in tags.items()}}
 
 
-def check(name, ok, detail=""):
-    results.append(bool(ok))
-    print(("ok   " if ok else "FAIL ") + name + (f": {detail}" if detail else ""), flush=True)
-    return ok
-
-
 def udta_boxes(data):
     """(offset, size, type) of moov/udta and every box under it that tags live in."""
-    def children(start, end, depth, kind):
-        found, offset = [], start
-        while offset + 8 <= end:
-            size, box = struct.unpack_from(">I4s", data, offset)
-            if size < 8 or offset + size > end:
-                break
-            found.append((offset, size, box))
-            payload = offset + 8
-            if box == b"meta":
-                payload += 0 if data[payload + 4:payload + 8] == b"hdlr" else 4
-            if box in (b"udta", b"meta", b"ilst") or kind == b"ilst":
-                found += children(payload, offset + size, depth + 1, box)
-            offset += size
-        return found
-    top = children(0, len(data), 0, None)
-    moov = next((b for b in top if b[2] == b"moov"), None)
-    if moov is None:
-        return []
-    inside = []
-    offset = moov[0] + 8
-    while offset + 8 <= moov[0] + moov[1]:
-        size, box = struct.unpack_from(">I4s", data, offset)
-        if size < 8:
-            break
-        if box == b"udta":
-            return [(offset, size, box)] + children(offset + 8, offset + size, 1, box)
-        offset += size
-    return inside
+    def descend(data, box, _siblings):
+        if box.kind == b"meta":
+            return box.payload + (0 if data[box.payload + 4:box.payload + 8] == b"hdlr" else 4)
+        if box.kind in (b"moov", b"udta", b"ilst") or (box.parent is not None and box.parent.kind == b"ilst"):
+            return box.payload
+        return None
+    moov = next((b for b in mp4box.parse_boxes(data, 0, len(data), trailing_ok=True, descend=descend)
+                 if b.kind == b"moov"), None)
+    udta = next((c for c in moov.children if c.kind == b"udta"), None) if moov else None
+    return [(b.offset, b.size, b.kind) for b in mp4box.walk([udta])] if udta else []
 
 
 def mutants(name, data, seed):
@@ -140,7 +119,7 @@ def judge(tool, tmp, k, label, damaged):
         f.write(damaged)
     before = read_tags(path)
     try:
-        r = subprocess.run([tool, "tag", "--set", f"title={TITLE}", path], capture_output=True, timeout=30)
+        r = run(tool, "tag", "--set", f"title={TITLE}", path, timeout=30)
     except subprocess.TimeoutExpired:
         return [f"{label}: no answer in 30 s"], "items" in before
     problems = []
@@ -171,13 +150,10 @@ def main():
     tool = extract_audio(ROOT)
     if tool is None:
         sys.exit(1)
-    if subprocess.run(["/usr/bin/python3", "-c", "import mutagen"], capture_output=True).returncode != 0:
-        if STRICT:
-            check("oracle mutagen present", False, "/usr/bin/python3 cannot import mutagen")
-        else:
-            print("skipped (mutagen missing): the damage campaign")
-        print(f"{results.count(True)} passed, {results.count(False)} failed")
-        sys.exit(0 if all(results) else 1)
+    if not mutagen_reader.available():
+        checks.missing("oracle mutagen present", "/usr/bin/python3 cannot import mutagen", "mutagen missing",
+                       "the damage campaign")
+        checks.finish()
     tmp = tempfile.mkdtemp(prefix="tag-damage-")
     try:
         for n, name in enumerate(FIXTURES):
@@ -195,8 +171,7 @@ def main():
                       "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{results.count(True)} passed, {results.count(False)} failed")
-    sys.exit(0 if all(results) else 1)
+    checks.finish()
 
 
 if __name__ == "__main__":

@@ -49,30 +49,21 @@ import time
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
-from tool import extract_audio  # noqa: E402
+from oracle.binary import extract_audio  # noqa: E402
+from oracle.ffprobe import ffprobe  # noqa: E402
+from oracle.report import Checks  # noqa: E402
+from oracle.run import run  # noqa: E402
 
-STRICT = os.environ.get("CI", "").lower() in ("true", "1") or os.environ.get("REQUIRE_ORACLES") == "1"
 KINDS = ["write", "pwrite", "fsync", "rename", "renameat2", "copy_file_range", "ftruncate"]
-results = []
+checks = Checks()
+check, finish = checks.check, checks.finish
 # The edits paused at each call while another program acts (one in place, one rewrite).
 INTERLEAVED = ("in place", "rewrite, moov after mdat")
 
 
-def check(name, ok, detail=""):
-    results.append(bool(ok))
-    print(("ok   " if ok else "FAIL ") + name + (f": {detail}" if detail else ""), flush=True)
-    return ok
-
-
-def finish():
-    print(f"{results.count(True)} passed, {results.count(False)} failed")
-    sys.exit(0 if all(results) else 1)
-
-
 def probe(path):
     """(format tags, [(size, CRC-32)] of every packet) from ffprobe, or None if it fails."""
-    r = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format_tags:packet=stream_index,size,data_hash",
-                        "-show_data_hash", "CRC32", "-of", "json", path], capture_output=True)
+    r = ffprobe(path, "-show_entries", "format_tags:packet=stream_index,size,data_hash", "-show_data_hash", "CRC32")
     if r.returncode != 0:
         return None
     found = json.loads(r.stdout or b"{}")
@@ -127,7 +118,7 @@ class Edit:
         return os.path.join(os.path.dirname(path) + "-link", "second-name" + os.path.splitext(path)[1])
 
     def run_plain(self, path, args, env=None):
-        return subprocess.run([self.tool, "tag", *args, path], capture_output=True, env=env, timeout=60)
+        return run(self.tool, "tag", *args, path, env=env, timeout=60)
 
     def run_shim(self, path, extra):
         env = dict(os.environ, LD_PRELOAD=self.shim, **extra)
@@ -364,16 +355,14 @@ def main():
         sys.exit(1)
     missing = [t for t in ("cc", "ffprobe") if shutil.which(t) is None]
     if missing:
-        if STRICT:
-            check(f"oracles present ({', '.join(missing)})", False, "missing")
-        else:
-            print(f"skipped ({', '.join(missing)} missing): every fault sweep")
+        checks.missing(f"oracles present ({', '.join(missing)})", "missing", f"{', '.join(missing)} missing",
+                       "every fault sweep")
         finish()
     tmp = tempfile.mkdtemp(prefix="tag-faults-")
     try:
         shim = os.path.join(tmp, "shim.so")
-        built = subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", shim,
-                                os.path.join(ROOT, "Scripts", "faults", "shim.c"), "-ldl"], capture_output=True)
+        built = run("cc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", shim,
+                    os.path.join(ROOT, "Scripts", "faults", "shim.c"), "-ldl")
         check("the fault shim builds", built.returncode == 0, built.stderr.decode(errors="replace")[:300])
         if built.returncode != 0:
             finish()

@@ -21,25 +21,21 @@ binary to skip the release build.
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
-from tool import extract_audio  # noqa: E402
+from oracle import mutagen_reader  # noqa: E402
+from oracle.binary import extract_audio  # noqa: E402
+from oracle.report import STRICT, Checks  # noqa: E402
+from oracle.run import run as oracle_run  # noqa: E402
 
-STRICT = os.environ.get("CI", "").lower() in ("true", "1") or os.environ.get("REQUIRE_ORACLES") == "1"
 BOUND = 8 << 20  # Fixed buffers (1 MiB check, 1 MiB copy, 1 MiB in place, 64 KiB zeros) and slack.
 LARGE = 48 << 20
-results = []
-
-
-def check(name, ok, detail=""):
-    results.append(bool(ok))
-    print(("ok   " if ok else "FAIL ") + name + (f": {detail}" if detail else ""), flush=True)
-    return ok
+checks = Checks()
+check = checks.check
 
 
 def jpeg(path, size):
@@ -65,8 +61,7 @@ def run(tool, args):
     /usr/bin/time: a process forked from this script would report the script's own pages
     as well (Linux keeps the highest RSS across fork and exec)."""
     report = os.path.join(tempfile.gettempdir(), f"tag-memory-{os.getpid()}.rss")
-    r = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report, tool, "tag", *args], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE)
+    r = oracle_run("/usr/bin/time", "-f", "%M", "-o", report, tool, "tag", *args)
     with open(report) as f:
         peak = int(f.read().split()[-1]) * 1024
     os.unlink(report)
@@ -108,16 +103,12 @@ def main():
     tool = extract_audio(ROOT)
     if tool is None:
         sys.exit(1)
-    have_mutagen = subprocess.run(["/usr/bin/python3", "-c", "import mutagen"], capture_output=True).returncode == 0
+    have_mutagen = mutagen_reader.available()
     if not have_mutagen and STRICT:
         check("mutagen present", False, "missing")
     if not os.access("/usr/bin/time", os.X_OK):
-        if STRICT:
-            check("/usr/bin/time present", False, "missing")
-        else:
-            print("skipped (/usr/bin/time missing): every measurement")
-        print(f"{results.count(True)} passed, {results.count(False)} failed")
-        sys.exit(0 if all(results) else 1)
+        checks.missing("/usr/bin/time present", "missing", "/usr/bin/time missing", "every measurement")
+        checks.finish()
     tmp = tempfile.mkdtemp(prefix="tag-memory-")
     try:
         small, large = os.path.join(tmp, "small.jpg"), os.path.join(tmp, "large.jpg")
@@ -143,9 +134,8 @@ def main():
                 check(f"{case}, {label} cover: written {case}", status == 0 and made in err, err.strip()[-200:])
                 peaks[case, label] = peak
                 if have_mutagen:
-                    r = subprocess.run(["/usr/bin/python3", "-c", "import hashlib, mutagen.mp4, sys; print(hashlib."
-                                        "sha256(bytes(mutagen.mp4.MP4(sys.argv[1]).tags['covr'][0])).hexdigest())",
-                                        path], capture_output=True)
+                    r = mutagen_reader.run_code("import hashlib, mutagen.mp4, sys; print(hashlib.sha256(bytes("
+                                                "mutagen.mp4.MP4(sys.argv[1]).tags['covr'][0])).hexdigest())", path)
                     check(f"{case}, {label} cover: mutagen reads the image's bytes",
                           r.stdout.decode().strip() == digest(image), r.stderr.decode(errors="replace")[-200:])
                 elif not STRICT:
@@ -188,8 +178,7 @@ def main():
                   f"cover, {peaks['kept ' + case, 'large'] >> 10} KiB beside a {LARGE >> 20} MiB one")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{results.count(True)} passed, {results.count(False)} failed")
-    sys.exit(0 if all(results) else 1)
+    checks.finish()
 
 
 if __name__ == "__main__":
