@@ -13,23 +13,25 @@ article's, byte for byte: a job longer than ten lines fails too.
 
 Checked against ffprobe (the oracle), never against what the library says of itself: the
 streams, each packet's CRC against the source's, the durations, the tags, the chapters.
-Ends with one "N passed, M failed" line. Without ffprobe/ffmpeg it says so and skips,
-unless REQUIRE_ORACLES=1 (CI), when that is a failure.
+Ends with one "N passed, M failed" line (Scripts/oracle). Without ffprobe/ffmpeg it says so
+and skips, unless REQUIRE_ORACLES=1 (CI), when that is a failure.
 
     python3 Scripts/everyday-jobs.py
 """
-import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle import ROOT as REPO  # noqa: E402
+from oracle.ffprobe import ffprobe as run_ffprobe, packets, parsed  # noqa: E402
+from oracle.report import Checks  # noqa: E402
+from oracle.run import run  # noqa: E402
+
 ARTICLE = os.path.join(REPO, "Sources", "AudioRemux", "AudioRemux.docc", "EverydayJobs.md")
 PACKAGE = os.path.join(REPO, ".build", "everyday-jobs")
-STRICT = os.environ.get("REQUIRE_ORACLES") == "1" or os.environ.get("CI") == "true"
 
 # What the article's preambles stand for, when the jobs really run. The AAC frames of an
 # encoder: here the packets of a 48 kHz mono AAC fixture, read back by the job's check
@@ -50,18 +52,11 @@ let encodedFrames: [[UInt8]] = try {
 """,
 }
 
-passed = 0
-failed = 0
+checks = Checks(limit=500)
 
 
 def result(ok, name, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
+    checks.check(name, ok, str(detail), detail_if_ok=False)
 
 
 def jobs():
@@ -128,24 +123,22 @@ let package = Package(
     if not os.path.exists(path) or open(path).read() != text:
         with open(path, "w") as f:
             f.write(text)
-    r = subprocess.run(["swift", "build", "--package-path", PACKAGE], capture_output=True, text=True)
+    r = run("swift", "build", "--package-path", PACKAGE, text=True)
     if r.returncode != 0:
         print(r.stdout[-4000:], r.stderr[-4000:])
         return None
-    r = subprocess.run(["swift", "build", "--package-path", PACKAGE, "--show-bin-path"], capture_output=True,
-                       text=True)
+    r = run("swift", "build", "--package-path", PACKAGE, "--show-bin-path", text=True)
     return os.path.join(r.stdout.strip(), "EverydayJobs")
 
 
 def ffprobe(*arguments):
-    r = subprocess.run(["ffprobe", "-v", "error", "-of", "json", *arguments], capture_output=True, text=True)
-    return json.loads(r.stdout or "{}")
+    """ffprobe's JSON for `arguments` (the options, then the file)."""
+    return parsed(run_ffprobe(arguments[-1], *arguments[:-1], text=True))
 
 
 def packet_hashes(path, kind):
     """The CRC of every packet of the first `kind` stream, in decode order."""
-    found = ffprobe("-select_streams", f"{kind}:0", "-show_entries", "packet=data_hash,flags", "-show_data_hash",
-                    "CRC32", path)
+    found = parsed(packets(path, select=f"{kind}:0", entries="packet=data_hash,flags", text=True))
     return [p.get("data_hash") for p in found.get("packets", [])]
 
 
@@ -158,16 +151,16 @@ def duration(path):
 
 
 def ffmpeg(*arguments):
-    subprocess.run(["ffmpeg", "-v", "error", "-y", *arguments], check=True)
+    made = run("ffmpeg", "-v", "error", "-y", *arguments)
+    if made.returncode != 0:
+        raise RuntimeError(f"ffmpeg {' '.join(arguments)}: {made.stderr.decode(errors='replace')}")
 
 
 def main():
     missing = [tool for tool in ("ffprobe", "ffmpeg", "swift") if shutil.which(tool) is None]
     if missing:
-        print(f"everyday-jobs: {', '.join(missing)} not found (apt-get install ffmpeg): "
-              + ("a failure under REQUIRE_ORACLES" if STRICT else "skipped"))
-        print(f"0 passed, {1 if STRICT else 0} failed")
-        return 1 if STRICT else 0
+        checks.missing("oracles", f"{', '.join(missing)} not found", "apt-get install ffmpeg", "every job")
+        checks.finish()
     found = jobs()
     for name, _, code in found:
         # Ten lines of code, the imports apart (the article's blocks show them).
@@ -176,8 +169,7 @@ def main():
     binary = build(found)
     result(binary is not None, "the jobs build as written in the article")
     if binary is None:
-        print(f"{passed} passed, {failed} failed")
-        return 1
+        checks.finish()
     work = tempfile.mkdtemp(prefix="everyday-jobs.")
     try:
         fixtures = os.path.join(REPO, "Fixtures")
@@ -189,7 +181,7 @@ def main():
                    os.path.join(work, name))
         outputs = {}
         for name, _, _ in found:
-            r = subprocess.run([binary, name], cwd=work, capture_output=True, text=True, timeout=120)
+            r = run(binary, name, cwd=work, text=True, timeout=120)
             outputs[name] = r.stdout
             result(r.returncode == 0, f"{name}: runs", (r.stderr or r.stdout)[-500:])
         at = lambda name: os.path.join(work, name)  # noqa: E731
@@ -251,9 +243,8 @@ def main():
         result(packet_hashes(muxed, "v") == packet_hashes(movie, "v"), "music: every video packet as it was")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    checks.finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
