@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles every ```swift block of README.md and of the DocC articles
+# Compiles every ```swift block of README.md, docs/*.md and the DocC articles
 # (Sources/*/*.docc/*.md) against the current API, so that the examples people copy first
 # cannot rot. Each block becomes the body of `func NAME_N() throws` in a throwaway
 # executable package (.build/readme-snippets, depending on this package by path), `async` when
@@ -12,7 +12,7 @@
 #   - #sourceLocation, so that compiler errors name the Markdown file and line.
 # The blocks are compiled, not run. Prints one line on success; on failure the compiler's
 # errors. Exit status: 0 when every block compiles, 1 otherwise.
-# Usage: Scripts/check-readme.sh [FILE.md…]   (default: README.md and the DocC articles)
+# Usage: Scripts/check-readme.sh [FILE.md…]   (default: README.md, docs/*.md and the DocC articles)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -22,6 +22,7 @@ if [[ $# -gt 0 ]]; then
     documents=("$@")
 else
     documents=(README.md)
+    for page in docs/*.md; do [[ -e $page ]] && documents+=("$page"); done
     for article in Sources/*/*.docc/*.md; do [[ -e $article ]] && documents+=("$article"); done
 fi
 
@@ -58,6 +59,7 @@ for document in "${documents[@]}"; do
     # README.md -> README, Sources/AudioRemux/AudioRemux.docc/Guide.md -> AudioRemux_Guide
     name=$(basename "$document" .md)
     [[ $document == *.docc/* ]] && name="$(basename "$(dirname "$document")" .docc)_$name"
+    [[ $document == docs/* ]] && name="docs_$name"
     name=${name//[^A-Za-z0-9_]/_}
     count=$(awk -v out="$staging/src" -v name="$name" -v path="$path" '
         function flush(    file, i) {

@@ -6,10 +6,10 @@ public struct TagWriteResult: Sendable {
     public enum Method: String, Sendable {
         /// The whole file rewritten beside the original and published atomically.
         case rewrite
-        /// The new `moov` written into the padding after the old one (see the README).
+        /// The new `moov` written into the padding after the old one (see docs/cli.md).
         case inPlace = "in_place"
         /// A file with hard links: the whole file rewritten beside it, synced, then copied
-        /// back over it, so that it keeps its inode and every name (see the README).
+        /// back over it, so that it keeps its inode and every name (see docs/cli.md).
         case copiedBack = "copied_back"
         /// Nothing written: the tags were already these, or it was a dry run.
         case none

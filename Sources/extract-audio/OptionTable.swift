@@ -1,7 +1,7 @@
 // The command line's one source of truth: every option is a row (long name, short name,
 // value placeholder and rule, one-line help), and each command lists the rows it takes
 // (`Command.options`). Parsing, the "does not apply" check and every `--help` screen are
-// made from those lists; ExtractAudioCLITests checks the README's option lists against them.
+// made from those lists; ExtractAudioCLITests checks docs/cli.md's option lists against them.
 import AudioRemux
 import ISOBMFF
 

@@ -55,7 +55,7 @@ struct ProbeCommand: CommandRunner {
 }
 
 /// `extract-audio probe`: the tracks of a file as an aligned table, or as JSON (the schema
-/// is documented in the README).
+/// is documented in docs/cli.md).
 enum Probe {
     /// Probes each input in turn: a report per file (headed by its name when there are
     /// several), an error line for a file that cannot be read. The status is the first

@@ -114,7 +114,7 @@ struct TagCommand: CommandRunner {
         null), raw code, type and typed value. --set KEY=VALUE (repeatable) sets an item, KEY
         being a friendly key (title, artist, album, album_artist, date, genre, track, disc,
         comment, composer, lyrics, grouping, bpm, compilation, sort_title, copyright, encoder,
-        description, media_kind, … see the README), a four-character code (©nam) or
+        description, media_kind, … see docs/cli.md), a four-character code (©nam) or
         ----:MEAN:NAME; track and disc take N or N/TOTAL (0-65535), compilation true or false.
         --remove KEY, --remove-all (all but the gapless information, iTunSMPB, which --remove
         ----:com.apple.iTunes:iTunSMPB removes); --cover IMAGE (JPEG or PNG, repeatable)
@@ -125,10 +125,10 @@ struct TagCommand: CommandRunner {
         the tags the change would give and writes nothing. Unknown items are kept byte for byte.
         The file is rewritten beside itself and moved into place atomically (samples and every
         other box copied unchanged), leaving padding after moov; the next edit that fits that
-        padding is written in place, in steps that each leave the old or the new tags (see the
-        README). A file with hard links that needs a rewrite is rewritten beside itself, synced,
-        then copied back over itself, keeping its names; if that copy is interrupted, the next
-        tag run on the file finishes it first. --no-link-rewrite refuses such a file instead
+        padding is written in place, in steps that each leave the old or the new tags (see
+        docs/cli.md). A file with hard links that needs a rewrite is rewritten beside itself,
+        synced, then copied back over itself, keeping its names; if that copy is interrupted,
+        the next tag run on the file finishes it first. --no-link-rewrite refuses such a file instead
         (73). Covers (at most 64 MiB each) are copied from their files, never held in memory
         whole. Each file is judged alone.
         """

@@ -310,9 +310,7 @@ extension TagOracleTests {
         }
         XCTAssertFalse(general.isEmpty, "MediaInfo printed no General track: \(run.stdout)")
 
-        let readme = String(decoding: readFile(URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md").path),
-                            as: UTF8.self)
+        let readme = documentationText  // The key table is in docs/cli.md.
         var cells: [String: String] = [:]
         for line in readme.split(separator: "\n") where line.hasPrefix("| `") {
             let columns = line.split(separator: "|", omittingEmptySubsequences: false)

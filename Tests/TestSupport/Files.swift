@@ -53,6 +53,18 @@ public let fixturesDirectory: String = {
 
 public func fixture(_ name: String) -> String { fixturesDirectory + "/" + name }
 
+/// The user documentation as one text: README.md, then every `docs/*.md` by name. Tests
+/// that check what the documentation promises (option tables, `--json` fields, tag keys)
+/// read it here, wherever in it a section lives.
+public let documentationText: String = {
+    let root = URL(fileURLWithPath: fixturesDirectory).deletingLastPathComponent()
+    let docs = root.appendingPathComponent("docs")
+    let pages = ((try? FileManager.default.contentsOfDirectory(atPath: docs.path)) ?? [])
+        .filter { $0.hasSuffix(".md") }.sorted().map { docs.appendingPathComponent($0) }
+    return ([root.appendingPathComponent("README.md")] + pages)
+        .map { (try? String(contentsOf: $0, encoding: .utf8)) ?? "" }.joined(separator: "\n")
+}()
+
 /// CRC-32 as zlib computes it (IEEE 802.3, reflected, initial and final XOR 0xFFFFFFFF):
 /// what ffprobe's `-show_data_hash CRC32` prints.
 public func crc32(_ bytes: some Collection<UInt8>) -> UInt32 {
