@@ -48,6 +48,7 @@ enum Help {
               extract-audio mux holiday.mp4 --audio song1.m4a --audio song2.m4a holiday-music.mp4
               extract-audio tag --set title="Blue in Green" --set track=3/10 --cover front.jpg song.m4a
               extract-audio concat --chapters part1.m4a part2.m4a part3.m4a book.m4b
+              extract-audio package --segment-duration 4 movie.mp4 movie-stream/
 
             Exit status:
               0 success            64 usage error, bad tag key or value   65 malformed or truncated input

@@ -132,6 +132,7 @@ enum Command: String, CaseIterable, Sendable {
     case remux
     case tag
     case concat
+    case package
 
     var options: [Option] {
         switch self {
@@ -141,6 +142,7 @@ enum Command: String, CaseIterable, Sendable {
         case .remux: RemuxCommand.options
         case .tag: TagCommand.options
         case .concat: ConcatCommand.options
+        case .package: PackageCommand.options
         }
     }
 
@@ -155,6 +157,7 @@ enum Command: String, CaseIterable, Sendable {
         case .remux: RemuxCommand.self
         case .tag: TagCommand.self
         case .concat: ConcatCommand.self
+        case .package: PackageCommand.self
         }
     }
 }

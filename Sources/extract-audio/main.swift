@@ -1,5 +1,5 @@
 // extract-audio: copies an audio track of an MP4/MOV into a new .m4a, unchanged, and the
-// commands beside it (one file each: Extract, Probe, Mux, Remux, Tag, Concat). This file
+// commands beside it (one file each: Extract, Probe, Mux, Remux, Tag, Concat, Package). This file
 // only reads the command line against the option table (OptionTable.swift) and dispatches.
 // No Foundation here: start-up time matters for a tool run once per file.
 // Darwin review (issue 21): signal(3) (sig_t is @convention(c) (Int32) -> Void, as in

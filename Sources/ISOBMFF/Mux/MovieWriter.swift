@@ -599,6 +599,19 @@ public struct MovieWriter: Sendable {
         return head.bytes
     }
 
+    /// Live streaming: the decode time (`tfdt`) where the first fragment of `track` starts, 0
+    /// unless set: a packager copying a track whose media starts later (a fragmented input's
+    /// first `tfdt`) keeps its decode times, so that its edit list still names the same media.
+    /// Only before the first ``writeFragment(into:)``.
+    public mutating func setFirstDecodeTime(_ time: UInt64, for track: UInt32) throws {
+        let index = try checkedIndex(track)
+        guard !isStreaming else {
+            throw ISOBMFFError(.invalidValue, "the first decode time is set before fragments are streamed", path: "",
+                               offset: nil)
+        }
+        streamedDecodeTimes[index] = time
+    }
+
     /// Live streaming: writes the samples appended since the last call as one fragment
     /// (`moof` + `mdat`), preceded on the first call by the init segment (`ftyp` and a
     /// `moov` without `mehd`), then forgets them — their tables and any bytes appended in

@@ -1,0 +1,134 @@
+// Darwin review: mkdir(2), rmdir(2), opendir(3)/readdir(3)/closedir(3), lstat(2), unlink(2),
+// rename(2), fsync(2) exist with these signatures on Darwin; `d_name` is a fixed C array
+// there as in glibc, read through its address. CI builds this file on Linux only.
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CSystem
+
+/// A folder of output files published at once: the files are written into a temporary
+/// folder beside the destination, which is renamed into place at the end
+/// (`renameat2(RENAME_NOREPLACE)`); until then nothing is at the destination, and on failure
+/// (or without ``publish()``) the temporary folder and every file in it are removed.
+///
+/// With `overwrite`, an existing destination is replaced only when it is a folder this
+/// command could have written: holding regular files only, among them `master.m3u8` (or
+/// empty). The two are swapped atomically (`renameat2(RENAME_EXCHANGE)`) and the old files
+/// removed after.
+final class OutputDirectory {
+    let destination: String
+    let temporaryPath: String
+    private let overwrite: Bool
+    private var isPublished = false
+
+    /// Creates the temporary folder. Throws `.destinationExists` when `destination` exists
+    /// (and may not be replaced), `.cannotCreateOutput` when it is not a replaceable folder
+    /// or the temporary folder cannot be made.
+    init(destination: String, overwrite: Bool) throws {
+        var path = destination
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        self.destination = path
+        self.overwrite = overwrite
+        try Self.checkReplaceable(path, overwrite: overwrite)
+        let name = ".\(baseName(of: path)).package-\(getpid())"
+        var candidate = directoryName(of: path) + "/" + name
+        var attempt = 0
+        while mkdir(candidate, 0o777) != 0 {
+            let code = errno
+            attempt += 1
+            guard code == EEXIST, attempt < 100 else {
+                throw RemuxError(.cannotCreateOutput, "cannot create a folder beside \(path): \(errorText(code))")
+            }
+            candidate = directoryName(of: path) + "/" + name + "-\(attempt)"
+        }
+        temporaryPath = candidate
+    }
+
+    deinit {
+        if !isPublished { Self.removeTree(temporaryPath) }
+    }
+
+    /// The path of the output file `name` inside the folder being written.
+    func path(of name: String) -> String {
+        temporaryPath + "/" + name
+    }
+
+    static func checkReplaceable(_ path: String, overwrite: Bool) throws {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return }
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            throw RemuxError(.cannotCreateOutput, "\(path) is \(Destination.describe(status.st_mode & S_IFMT)), "
+                             + "not a folder: package writes a folder")
+        }
+        guard overwrite else { throw RemuxError(.destinationExists, "\(path) already exists") }
+        let names = try entries(of: path)
+        guard names.isEmpty || names.contains("master.m3u8") else {
+            throw RemuxError(.cannotCreateOutput, "\(path) holds files but no master.m3u8: it was not written by "
+                             + "package and is left alone (only a folder package wrote is replaced)")
+        }
+        for name in names {
+            var entry = stat()
+            guard lstat(path + "/" + name, &entry) == 0, entry.st_mode & S_IFMT == S_IFREG else {
+                throw RemuxError(.cannotCreateOutput, "\(path) holds \(name), which is not a regular file: the folder "
+                                 + "is left alone")
+            }
+        }
+    }
+
+    /// The names in folder `path`, without `.` and `..`.
+    static func entries(of path: String) throws -> [String] {
+        guard let directory = opendir(path) else {
+            throw RemuxError(.ioError, "cannot read the folder \(path): \(errorText(errno))")
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Removes the regular files in `path`, then the folder (best effort: a cleanup path).
+    static func removeTree(_ path: String) {
+        for name in (try? entries(of: path)) ?? [] { unlink(path + "/" + name) }
+        rmdir(path)
+    }
+
+    /// Moves the folder to its destination: either all of it appears there or nothing does.
+    func publish() throws {
+        syncFolder(temporaryPath)
+        if csystem_rename_noreplace(temporaryPath, destination) == 0 {
+            isPublished = true
+            syncFolder(directoryName(of: destination))
+            return
+        }
+        let code = errno
+        guard code == EEXIST || code == ENOTEMPTY else {
+            throw RemuxError(.cannotCreateOutput, "cannot move the output folder to \(destination): "
+                             + errorText(code))
+        }
+        guard overwrite else { throw RemuxError(.destinationExists, "\(destination) already exists") }
+        // Checked again just before the swap: what is replaced must still be a package's folder.
+        try Self.checkReplaceable(destination, overwrite: true)
+        guard csystem_rename_exchange(temporaryPath, destination) == 0 else {
+            throw RemuxError(.cannotCreateOutput, "cannot replace \(destination): \(errorText(errno))")
+        }
+        isPublished = true
+        Self.removeTree(temporaryPath)  // The old folder, now under the temporary name.
+        syncFolder(directoryName(of: destination))
+    }
+
+    private func syncFolder(_ path: String) {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
+}
