@@ -10,7 +10,7 @@ public struct PackageOptions: Sendable {
     /// One file per track (`trackN.mp4`: init segment, `sidx`, the segments), addressed by
     /// byte ranges (`EXT-X-BYTERANGE`, DASH `SegmentBase`) instead of a file per segment.
     public var singleFile = false
-    /// Replace an existing output folder (only one package wrote: see the README).
+    /// Replace an existing output folder (only one package wrote: see docs/cli.md).
     public var overwrite = false
 
     /// The defaults: 6 s segments, no I-frame playlists.
@@ -141,11 +141,13 @@ public enum Packager {
                              bytesWritten: written.bytes, fileCount: written.files, warnings: prepared.warnings)
     }
 
-    /// The `async` form: it honours the calling task's cancellation.
+    /// The `async` form: it honours the calling task's cancellation, removing what it wrote.
+    /// The blocking file I/O runs on a thread of its own, not on the cooperative pool.
     public static func run(from inputPath: String, to outputPath: String, options: PackageOptions = PackageOptions(),
                            progress: (@Sendable (MuxProgress) -> Void)? = nil) async throws -> PackageResult {
-        try run(from: inputPath, to: outputPath, options: options, progress: progress,
-                isCancelled: { Task.isCancelled })
+        try await onOwnThread { isCancelled in
+            try run(from: inputPath, to: outputPath, options: options, progress: progress, isCancelled: isCancelled)
+        }
     }
 
     /// One track ready to write: its samples, planned segments and manifest fields.
