@@ -134,6 +134,14 @@ func rewritePlan(_ bytes: [UInt8]) {
                 }
             case .write(let written):
                 output += written
+            case .zeros(let count):
+                // Padding and cleared bytes: at most the new moov's size and 4 KiB more.
+                guard count <= UInt64(bytes.count) + (1 << 20) else {
+                    fatalError("the plan pads \(count) bytes for a \(bytes.count)-byte file")
+                }
+                output += [UInt8](repeating: 0, count: Int(count))
+            case .image(let index, _):
+                fatalError("the plan copies streamed image \(index), but none was given")
             }
         }
         var check = ByteReader(output)
