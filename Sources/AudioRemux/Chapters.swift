@@ -50,7 +50,8 @@ enum Chapters {
             throw RemuxError(.invalidInput, "\(track.path): the chapter track declares \(track.declaredSampleCount) "
                              + "chapters, more than the \(Limits.maximumChapterCount) this tool reads")
         }
-        let table = try parse { try SampleTable(boxes: track.sampleTable(), fileLength: movie.fileLength) }
+        // The one track index: the checks extraction's tables pass (none overlapping moov).
+        let table = try parse { try MovieReader(movie: movie, source: source).sampleTable(of: track).table }
         guard table.sampleCount > 0, table.sampleCount <= Limits.maximumChapterCount else { return nil }
         var durations: [UInt32] = []
         var decodeTimes: [UInt64] = []

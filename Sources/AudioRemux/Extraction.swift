@@ -152,13 +152,7 @@ struct Extraction {
     /// edit list, or without one the file's `iTunSMPB` item where it applies
     /// (``GaplessInfo/init(for:in:)``, the one place that decides).
     static func presentation(of track: Track, in movie: Movie, table: SampleTable) -> TrackPresentation {
-        // An edit made from iTunSMPB counts in the media timescale (the output's movie
-        // timescale then), so that it presents exactly the valid samples.
-        let gapless = GaplessInfo(for: track, in: movie)
-        return TrackPresentation(track: track,
-                                 movieTimescale: gapless == nil ? movie.header.timescale : track.mediaHeader.timescale,
-                                 mediaDuration: table.totalDuration, gapless: gapless,
-                                 isFragmented: movie.isFragmented)
+        TrackPresentation(of: track, in: movie, mediaDuration: table.totalDuration, mediaEnd: table.presentationEnd)
     }
 
     /// Priming, padding and the presented sample count of an AAC track, from an edit list
@@ -276,34 +270,29 @@ struct Extraction {
         }
     }
 
-    /// The track's validated sample tables: from `stbl`, or built from the movie fragments.
-    /// A truncated input is an error unless `salvage` is set; then the complete part is kept.
+    /// The track's validated sample tables (``MovieReader/sampleTable(of:)``, the one track
+    /// index): from `stbl`, or built from the movie fragments. A truncated input is an error
+    /// unless `salvage` is set; then the complete part is kept
+    /// (``MovieReader/wholeSampleTable(of:)``, the rule `probe --packets` lists by too).
     static func sampleTable(of track: Track, in movie: Movie, source: some ByteSource, salvage: Bool,
                             name: String) throws -> (SampleTable, SalvageReport?) {
-        let exclude = [movie.movieBoxRange]
-        if movie.isFragmented {
-            let fragmented = try parse { try movie.fragmentedTrack(track, in: source) }
-            let table = try parse { try SampleTable(boxes: fragmented.boxes, fileLength: movie.fileLength,
-                                                    excluding: exclude) }
-            guard let cut = fragmented.incompleteFragmentOffset else { return (table, nil) }
-            let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut,
+        let reader = MovieReader(movie: movie, source: source)
+        do {
+            let tables = try parse { try reader.sampleTable(of: track) }
+            guard let cut = tables.incompleteFragment else { return (tables.table, nil) }
+            let table = tables.table
+            let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut.offset,
                                        recoveredSeconds: presentation(of: track, in: movie, table: table).seconds)
             guard salvage else {
                 throw truncated(name, report, samples: table.sampleCount,
-                                "the fragment at byte \(cut) is incomplete; the \(fragmented.fragmentCount) "
+                                "the fragment at byte \(cut.offset) is incomplete; the \(cut.fragmentCount) "
                                 + "complete fragments before it and the whole samples of that one hold")
             }
             return (table, report)
-        }
-        do {
-            let table = try parse {
-                try SampleTable(boxes: track.sampleTable(), fileLength: movie.fileLength, excluding: exclude)
-            }
-            return (table, nil)
-        } catch let error as RemuxError where error.parseError?.code == .invalidSampleTable {
+        } catch let error as RemuxError where error.parseError?.code == .invalidSampleTable && !movie.isFragmented {
             // Samples past the end of a file that ends inside a box: the file was cut short.
             guard let cut = movie.truncatedBox else { throw error }
-            let table = try completePrefix(of: track, in: movie)
+            let table = try parse { try reader.wholeSampleTable(of: track) }
             let report = SalvageReport(fileLength: movie.fileLength, cutBoxOffset: cut.offset,
                                        recoveredSeconds: presentation(of: track, in: movie, table: table).seconds)
             guard salvage else {
@@ -325,16 +314,6 @@ struct Extraction {
         return RemuxError(.truncatedInput, "\(name) is truncated: it ends at byte \(report.fileLength); \(detail) "
                           + "\(formatSeconds(report.recoveredSeconds)) s of audio, which salvaging can extract",
                           salvageable: report)
-    }
-
-    /// The samples of a truncated regular file that lie wholly inside it, in order, up to
-    /// the first one that does not: ``SampleTable/init(wholeSamplesOf:fileLength:excluding:)``,
-    /// the rule `probe --packets` lists by too.
-    static func completePrefix(of track: Track, in movie: Movie) throws -> SampleTable {
-        try parse {
-            try SampleTable(wholeSamplesOf: track.sampleTable(), fileLength: movie.fileLength,
-                            excluding: [movie.movieBoxRange])
-        }
     }
 
     /// The output's media duration: the input's `mdhd` duration, or the samples' total when

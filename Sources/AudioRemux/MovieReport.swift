@@ -149,13 +149,8 @@ extension AudioExtractor {
             table = planned.extraction?.table
         }
         if table == nil {
-            if movie.isFragmented {
-                table = try? parse {
-                    try SampleTable(boxes: movie.fragmentedTrack(track, in: source).boxes, fileLength: movie.fileLength)
-                }
-            } else {
-                table = try? parse { try SampleTable(boxes: track.sampleTable(), fileLength: movie.fileLength) }
-            }
+            // The one track index: the tables extraction and remux would read, or none.
+            table = try? MovieReader(movie: movie, source: source).sampleTable(of: track).table
         }
         let timescale = Double(track.mediaHeader.timescale)
         // What the media holds, as extraction counts it; the mdhd claim only when the tables
@@ -170,16 +165,12 @@ extension AudioExtractor {
             mediaTicks = track.mediaHeader.duration
         }
         let mediaSeconds = timescale > 0 ? Double(mediaTicks) / timescale : 0
-        // Where the media's presentation ends, for a track extraction does not write (video,
-        // data, audio it cannot extract): what its samples hold, after their decode times end
-        // with B-frames (the largest composition offset later), as MovieReader presents it
-        // for remux. An audio track extraction writes keeps extraction's rule (mediaTicks).
-        let mediaEnd = planned.extraction != nil ? nil : table.flatMap { try? SampleIndex(table: $0).presentationEnd }
-        // The rule extraction applies (an iTunSMPB item where the track has no edit list).
-        let presentation = TrackPresentation(track: track, movieTimescale: movie.header.timescale,
-                                             mediaDuration: mediaTicks,
-                                             gapless: GaplessInfo(for: track, in: movie),
-                                             mediaEnd: mediaEnd, isFragmented: movie.isFragmented)
+        // Where the media's presentation ends: what its samples hold, after their decode
+        // times end with B-frames (the largest composition offset later).
+        let mediaEnd = table?.presentationEnd
+        // The one rule extraction and remux apply (an iTunSMPB item where the track has no
+        // edit list).
+        let presentation = TrackPresentation(of: track, in: movie, mediaDuration: mediaTicks, mediaEnd: mediaEnd)
         let duration = presentedSeconds(presentation, input: track.editList?.entries ?? [],
                                         movieTimescale: movie.header.timescale,
                                         mediaTimescale: track.mediaHeader.timescale,

@@ -39,6 +39,15 @@ public struct MovieReader<Source: ByteSource> {
         tracks = movie.tracks.map { MediaTrack(track: $0, movie: movie) }
     }
 
+    /// Reads `source` through a `movie` already parsed from it (``Movie/init(reading:)``),
+    /// without parsing `moov` again: for a caller that needs the box layer first (tags,
+    /// chapters) and the samples after.
+    public init(movie: Movie, source: Source) {
+        self.source = source
+        self.movie = movie
+        tracks = movie.tracks.map { MediaTrack(track: $0, movie: movie) }
+    }
+
     /// The track with `id` (`tkhd` track ID), if any.
     public func track(id: UInt32) -> MediaTrack? {
         tracks.first { $0.id == id }
@@ -54,45 +63,71 @@ public struct MovieReader<Source: ByteSource> {
     ///   file (for a file cut short, ``wholeSamples(of:)`` reads the samples before the cut).
     public func samples(of track: MediaTrack) throws -> SampleIndex {
         if let problem = track.problem { throw problem }
+        let tables = try sampleTable(of: track.track)
+        return try SampleIndex(table: tables.table, firstDecodeTime: tables.firstDecodeTime)
+    }
+
+    /// The checked sample tables of `track`: the one place a table that output or a report is
+    /// built from comes from (``samples(of:)``, extraction, probe, chapters). From its `stbl`,
+    /// or in a fragmented file from `moov` and every `moof` in file order; checked as a whole
+    /// by ``SampleTable/init(boxes:fileLength:excluding:)``, every chunk inside the file and
+    /// none overlapping `moov`. In a fragmented file that ends inside a fragment, the whole
+    /// samples before the cut, and ``TrackTables/incompleteFragment`` says where it is.
+    /// Costs O(table entries).
+    ///
+    /// - Throws: `.invalidSampleTable` and the other ``ISOBMFFError`` codes when the tables
+    ///   contradict one another or point outside the file or into `moov`.
+    public func sampleTable(of track: Track) throws -> TrackTables {
+        let excluded = [movie.movieBoxRange]
         if movie.isFragmented {
-            let fragmented = try movie.fragmentedTrack(track.track, in: source)
-            let table = try SampleTable(boxes: fragmented.boxes, fileLength: movie.fileLength,
-                                        excluding: [movie.movieBoxRange])
-            return try SampleIndex(table: table, firstDecodeTime: fragmented.firstDecodeTime)
+            let fragmented = try movie.fragmentedTrack(track, in: source)
+            let table = try SampleTable(boxes: fragmented.boxes, fileLength: movie.fileLength, excluding: excluded)
+            return TrackTables(table: table, firstDecodeTime: fragmented.firstDecodeTime,
+                               incompleteFragment: fragmented.incompleteFragmentOffset.map {
+                                   (offset: $0, fragmentCount: fragmented.fragmentCount)
+                               })
         }
-        let table = try SampleTable(boxes: track.track.sampleTable(), fileLength: movie.fileLength,
-                                    excluding: [movie.movieBoxRange])
-        return try SampleIndex(table: table)
+        return TrackTables(table: try SampleTable(boxes: track.sampleTable(), fileLength: movie.fileLength,
+                                                  excluding: excluded))
+    }
+
+    /// The samples of `track` in a regular file cut short that lie wholly inside it, in order
+    /// up to the first that does not: the one salvage rule (extraction's `--salvage`,
+    /// ``wholeSamples(of:)``), ``SampleTable/init(wholeSamplesOf:fileLength:excluding:)`` with
+    /// `moov` excluded. Costs O(samples kept + table entries).
+    ///
+    /// - Throws: what ``sampleTable(of:)`` throws for damage other than the cut: tables that
+    ///   contradict one another or overlap `moov`.
+    public func wholeSampleTable(of track: Track) throws -> SampleTable {
+        try SampleTable(wholeSamplesOf: track.sampleTable(), fileLength: movie.fileLength,
+                        excluding: [movie.movieBoxRange])
     }
 
     /// The samples of `track` that can be read, and why not all of them when the file was
     /// cut short (it ends inside a box, ``Movie/truncatedBox``, inside a fragment, or before
     /// chunks its tables place past its end, as when a tool dropped `mdat`): then
     /// the samples lying wholly inside the file, in order up to the first that does not —
-    /// the rule of extraction's salvage, ``SampleTable/init(wholeSamplesOf:fileLength:excluding:)``
-    /// — with an `.endOfFile` error saying where the file ends. For a complete track, what
-    /// ``samples(of:)`` returns, with nil.
+    /// the rule of extraction's salvage, ``wholeSampleTable(of:)`` — with an `.endOfFile`
+    /// error saying where the file ends. For a complete track, what ``samples(of:)``
+    /// returns, with nil.
     ///
     /// - Throws: what ``samples(of:)`` throws for damage other than the cut: the track's
     ///   ``MediaTrack/problem``, tables that contradict one another or overlap `moov`.
     public func wholeSamples(of track: MediaTrack) throws -> (samples: SampleIndex, truncation: ISOBMFFError?) {
         if let problem = track.problem { throw problem }
         if movie.isFragmented {
-            let fragmented = try movie.fragmentedTrack(track.track, in: source)
-            let table = try SampleTable(boxes: fragmented.boxes, fileLength: movie.fileLength,
-                                        excluding: [movie.movieBoxRange])
-            let samples = try SampleIndex(table: table, firstDecodeTime: fragmented.firstDecodeTime)
-            guard let cut = fragmented.incompleteFragmentOffset else { return (samples, nil) }
+            let tables = try sampleTable(of: track.track)
+            let samples = try SampleIndex(table: tables.table, firstDecodeTime: tables.firstDecodeTime)
+            guard let cut = tables.incompleteFragment?.offset else { return (samples, nil) }
             return (samples, ISOBMFFError(.endOfFile, "the file ends at byte \(movie.fileLength), inside the fragment "
-                                          + "at byte \(cut): \(table.sampleCount) whole samples of track "
+                                          + "at byte \(cut): \(tables.table.sampleCount) whole samples of track "
                                           + "\(track.id) lie before the cut", path: "moof", offset: cut))
         }
         do {
             return (try samples(of: track), nil)
         } catch let error as ISOBMFFError where error.code == .invalidSampleTable {
             // Throws again unless the tables hold together and only run past the file's end.
-            let table = try SampleTable(wholeSamplesOf: track.track.sampleTable(), fileLength: movie.fileLength,
-                                        excluding: [movie.movieBoxRange])
+            let table = try wholeSampleTable(of: track.track)
             var cut = ""
             if let box = movie.truncatedBox {
                 let claimed = box.offset.addingReportingOverflow(box.size)
@@ -122,14 +157,8 @@ public struct MovieReader<Source: ByteSource> {
     /// when its media timescale is its sample entry's rate; the edit is then in the media
     /// timescale (the presentation's ``TrackPresentation/isFromGaplessInfo``).
     public func presentation(of track: MediaTrack, samples: SampleIndex) -> TrackPresentation {
-        let mediaDuration = samples.totalDuration
-        if let gapless = GaplessInfo(for: track.track, in: movie) {
-            return TrackPresentation(track: track.track, movieTimescale: track.timescale,
-                                     mediaDuration: mediaDuration, gapless: gapless)
-        }
-        return TrackPresentation(track: track.track, movieTimescale: movie.header.timescale,
-                                 mediaDuration: mediaDuration, mediaEnd: samples.presentationEnd,
-                                 isFragmented: movie.isFragmented)
+        TrackPresentation(of: track.track, in: movie, mediaDuration: samples.totalDuration,
+                          mediaEnd: samples.presentationEnd)
     }
 
     /// Whether `sample`'s bitstream says it is a key frame (``KeyFrameProbe``): nil when the
@@ -165,6 +194,19 @@ public struct MovieReader<Source: ByteSource> {
 }
 
 extension MovieReader: Sendable where Source: Sendable {}
+
+/// One track's checked sample tables, from ``MovieReader/sampleTable(of:)``: what
+/// ``SampleIndex`` indexes and what a writer copies a track from.
+public struct TrackTables: Sendable {
+    /// The tables, checked as a whole.
+    public var table: SampleTable
+    /// The decode time of the first sample (a fragmented track's first `tfdt`), else 0.
+    public var firstDecodeTime: UInt64 = 0
+    /// When a fragmented file ends inside a fragment: where that fragment starts, and how
+    /// many fragments held samples of the track (``FragmentedTrack/fragmentCount``); ``table`` holds the whole samples before
+    /// the cut. Nil for a complete or a regular file.
+    public var incompleteFragment: (offset: UInt64, fragmentCount: Int)?
+}
 
 extension ByteSource {
     /// Reads the bytes of `sample` into `buffer`, resized to the sample's size; the buffer's

@@ -170,6 +170,30 @@ public struct TrackPresentation: Sendable, Equatable {
                   gapless: gapless, mediaEnd: mediaEnd, isFragmented: isFragmented)
     }
 
+    /// How `track` of `movie` is presented: the one rule, with its inputs gathered in the one
+    /// place every reader asks (``MovieReader/presentation(of:samples:)``, extraction, probe,
+    /// chapters, clip lengths and cuts). The track's edit list, checked against `mediaDuration`
+    /// and `mediaEnd`; without one, the file's `iTunSMPB` item where it applies
+    /// (``GaplessInfo/init(for:in:)``), as one edit in the media timescale so that it presents
+    /// exactly the valid samples (``segmentTimescale``); a fragmented movie's last edit of
+    /// duration 0 runs to the media's end.
+    ///
+    /// - Parameters:
+    ///   - track: the track, whose edit list, timescale and sample entry are read.
+    ///   - movie: the movie holding it: its timescale, whether it is fragmented, its
+    ///     `iTunSMPB` item.
+    ///   - mediaDuration: what the samples hold (``SampleTable/totalDuration``), not what
+    ///     `mdhd` claims.
+    ///   - mediaEnd: where their presentation ends (``SampleTable/presentationEnd``), when
+    ///     known.
+    public init(of track: Track, in movie: Movie, mediaDuration: UInt64, mediaEnd: UInt64?) {
+        let gapless = GaplessInfo(for: track, in: movie)
+        self.init(track: track,
+                  movieTimescale: gapless == nil ? movie.header.timescale : track.mediaHeader.timescale,
+                  mediaDuration: mediaDuration, gapless: gapless, mediaEnd: mediaEnd,
+                  isFragmented: movie.isFragmented)
+    }
+
     init(edits: [EditListBox.Entry], isChanged: Bool, warnings: [String], priming: UInt64, seconds: Double,
          isFromGaplessInfo: Bool = false) {
         self.edits = edits

@@ -211,9 +211,20 @@ public struct SampleTable: Sendable {
 }
 
 extension SampleTable {
+    /// Where the presentation of the media ends, in media ticks: ``totalDuration`` plus the
+    /// largest positive composition offset (`ctts`, B-frames), saturating at 2^64 − 1; what
+    /// ``SampleIndex/presentationEnd`` says for a table starting at decode time 0. O(`ctts`
+    /// entries).
+    public var presentationEnd: UInt64 {
+        let largest = boxes.compositionOffsets?.entries.lazy.filter { $0.sampleCount > 0 }.map(\.offset).max() ?? 0
+        let (end, overflow) = totalDuration.addingReportingOverflow(UInt64(Swift.max(0, largest)))
+        return overflow ? UInt64.max : end
+    }
+
     /// The samples of a file cut short that lie wholly inside it: `boxes`' samples in
     /// decoding order, up to the first that ends past `fileLength` (the one rule of both
-    /// extraction's salvage and ``MovieReader/wholeSamples(of:)``). Durations, composition
+    /// extraction's salvage and ``MovieReader/wholeSamples(of:)``, through
+    /// ``MovieReader/wholeSampleTable(of:)``). Durations, composition
     /// offsets, sync marks, sample descriptions and `roll` groups are kept for those samples.
     ///
     /// The tables are first checked as a whole (``init(boxes:fileLength:excluding:)``) with no
