@@ -6,7 +6,7 @@ import CSystem
 /// pthread_detach(3)).
 ///
 /// The command line's batch runs its jobs on such threads, and the recipes' `async` forms
-/// run their blocking file I/O on one (``onOwnThread(_:)``), never on Swift's cooperative
+/// run their blocking file I/O on one (`onOwnThread(_:)`), never on Swift's cooperative
 /// pool, whose few threads other tasks need.
 public final class WorkerThread: @unchecked Sendable {
     // @unchecked: `handle` is touched only by the thread that created the WorkerThread.
