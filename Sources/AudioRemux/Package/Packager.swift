@@ -105,23 +105,8 @@ public enum Packager {
                                              written: &written,
                                              progress: progress, isCancelled: isCancelled))
         }
-        guard let target = HLSPlaylist.targetDuration(of: streams) else {
-            throw RemuxError(.unsupportedInput, "\(input.path): a segment time does not fit 64 bits")
-        }
-        var texts: [(String, String?)] = [("master.m3u8", HLSPlaylist.multivariant(streams, targetDuration: target)),
-                                          ("manifest.mpd", DASHManifest.manifest(streams, targetDuration: target) {
-                                              "track\($0.id)_$Number$.m4s"
-                                          })]
-        for stream in streams {
-            texts.append((stream.playlistURI, HLSPlaylist.media(stream, targetDuration: target)))
-            if let uri = stream.iFramePlaylistURI {
-                texts.append((uri, HLSPlaylist.iFrames(stream, targetDuration: target)))
-            }
-        }
+        let (target, texts) = try playlists(of: streams, path: input.path)
         for (name, text) in texts {
-            guard let text else {
-                throw RemuxError(.unsupportedInput, "\(input.path): the times of the tracks do not fit a playlist")
-            }
             try writeFile(Array(text.utf8), named: name, in: folder, written: &written)
         }
         if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
@@ -141,6 +126,31 @@ public enum Packager {
                              bytesWritten: written.bytes, fileCount: written.files, warnings: prepared.warnings)
     }
 
+    /// The target duration and the texts of the package's playlists and manifest, by file name.
+    static func playlists(of streams: [StreamTrack], path: String) throws -> (Int, [(String, String)]) {
+        guard let target = HLSPlaylist.targetDuration(of: streams) else {
+            throw RemuxError(.unsupportedInput, "\(path): a segment time does not fit 64 bits")
+        }
+        var texts: [(String, String?)] = [("master.m3u8", HLSPlaylist.multivariant(streams, targetDuration: target)),
+                                          ("manifest.mpd", DASHManifest.manifest(streams, targetDuration: target) {
+                                              "track\($0.id)_$Number$.m4s"
+                                          })]
+        for stream in streams {
+            texts.append((stream.playlistURI, HLSPlaylist.media(stream, targetDuration: target)))
+            if let uri = stream.iFramePlaylistURI {
+                texts.append((uri, HLSPlaylist.iFrames(stream, targetDuration: target)))
+            }
+        }
+        var result: [(String, String)] = []
+        for (name, text) in texts {
+            guard let text else {
+                throw RemuxError(.unsupportedInput, "\(path): the times of the tracks do not fit a playlist")
+            }
+            result.append((name, text))
+        }
+        return (target, result)
+    }
+
     /// The `async` form: it honours the calling task's cancellation, removing what it wrote.
     /// The blocking file I/O runs on a thread of its own, not on the cooperative pool.
     public static func run(from inputPath: String, to outputPath: String, options: PackageOptions = PackageOptions(),
@@ -151,7 +161,7 @@ public enum Packager {
     }
 
     /// One track ready to write: its samples, planned segments and manifest fields.
-    struct PreparedTrack {
+    struct PreparedTrack: Sendable {
         var track: MediaTrack
         var samples: SampleIndex
         var description: TrackDescription
@@ -371,69 +381,110 @@ public enum Packager {
     }
 
     /// Where streamed bytes go: a file being written, or nowhere (a first pass that only
-    /// measures). Counts the bytes and remembers the size of each `write` (`styp`, then the
-    /// fragment's `moof` and `mdat` header).
+    /// measures, or ``SegmentSource`` recording the segment as ``parts``). Counts the bytes
+    /// and remembers the size of each `write` (`styp`, then the fragment's `moof` and `mdat`
+    /// header).
     struct PackageSink: MovieSink {
         var file: MovieFileSink?
         var count: UInt64 = 0
         var writes: [UInt64] = []
+        /// When not nil, what was performed: written bytes and copied ranges of the input,
+        /// adjacent ones joined.
+        var parts: [SegmentPart]?
 
         mutating func perform(_ operation: MuxOperation) throws {
             if case .write(let bytes) = operation { writes.append(UInt64(bytes.count)) }
+            if parts != nil { record(operation) }
             try file?.perform(operation)
             count &+= operation.byteCount
         }
+
+        mutating func record(_ operation: MuxOperation) {
+            guard var list = parts else { return }
+            parts = nil  // Not copied on append.
+            switch (operation, list.last) {
+            case (.write(let bytes), .bytes(var last)?):
+                list.removeLast()
+                last.append(contentsOf: bytes)
+                list.append(.bytes(last))
+            case (.write(let bytes), _):
+                list.append(.bytes(Array(bytes)))
+            case let (.copy(_, offset, count), .range(start, length)?) where start &+ length == offset:
+                list[list.count - 1] = .range(offset: start, count: length &+ count)
+            case let (.copy(_, offset, count), _):
+                list.append(.range(offset: offset, count: count))
+            }
+            parts = list
+        }
     }
 
-    /// Streams the init segment of `prepared` into `initSink()`'s sink and each media segment
-    /// (`styp` + `moof` + `mdat`) into `segmentSink(k)`'s, calling back after each: the one
-    /// loop behind separate files, a single file, and the single file's measuring pass, so
-    /// that all three hold the same bytes.
-    static func streamTrack(_ prepared: PreparedTrack, movieTimescale: UInt32, isCancelled: () -> Bool,
-                            initSink: () throws -> PackageSink, initFinished: (PackageSink) throws -> Void,
-                            segmentSink: (Int) throws -> PackageSink,
-                            segmentFinished: (Int, PackageSink, SegmentFacts) throws -> Void) throws {
+    /// The writer of one track's segments, its track number in it, set to start at the
+    /// track's first decode time.
+    static func segmentWriter(_ prepared: PreparedTrack, movieTimescale: UInt32) throws -> (MovieWriter, UInt32) {
         var writer = MovieWriter(movieTimescale: movieTimescale)
         writer.fileType = FileTypeBox(majorBrand: "iso6", minorVersion: 0,
                                       compatibleBrands: ["iso6", "cmfc", "dash", "msdh", "msix"])
         let track = try writer.addTrack(prepared.description)
         try writer.setEdits(prepared.edits, for: track)
         if let start = prepared.samples.first?.decodeTime { try writer.setFirstDecodeTime(start, for: track) }
+        return (writer, track)
+    }
+
+    /// Streams the init segment of `prepared` into `initSink()`'s sink and each media segment
+    /// (`styp` + `moof` + `mdat`) into `segmentSink(k)`'s, calling back after each: the one
+    /// loop behind separate files, a single file, the single file's measuring pass and
+    /// ``SegmentSource``'s plan, so that all hold the same bytes.
+    static func streamTrack(_ prepared: PreparedTrack, movieTimescale: UInt32, isCancelled: () -> Bool,
+                            initSink: () throws -> PackageSink, initFinished: (PackageSink) throws -> Void,
+                            segmentSink: (Int) throws -> PackageSink,
+                            segmentFinished: (Int, PackageSink, SegmentFacts) throws -> Void) throws {
+        var (writer, track) = try segmentWriter(prepared, movieTimescale: movieTimescale)
         var head = try initSink()
         try writer.writeFragment(into: &head)  // No samples yet: the init segment alone.
         try initFinished(head)
         var iterator = prepared.samples.makeIterator(from: 0)
         for (number, range) in prepared.segments.enumerated() {
             if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
-            var facts = SegmentFacts()
-            var firstSize: UInt64 = 0
-            var first = true
-            for _ in range {
-                guard var sample = iterator.next() else { break }
-                sample.compositionOffset &+= prepared.compositionShift  // |offset| < 2^32 each.
-                if first {
-                    facts.decodeTime = sample.decodeTime
-                    facts.startsWithSync = sample.isSync
-                    facts.earliestPresentation = sample.presentationTime
-                    firstSize = UInt64(sample.size)
-                    first = false
-                }
-                facts.earliestPresentation = min(facts.earliestPresentation, sample.presentationTime)
-                facts.duration &+= UInt64(sample.duration)
-                facts.sampleBytes &+= UInt64(sample.size)
-                try writer.append(sample, from: 0, to: track)
-            }
             var sink = try segmentSink(number)
-            sink.writes = []
-            let start = sink.count
-            try sink.perform(.write(segmentType[...]))
-            try writer.writeFragment(into: &sink)
-            facts.size = sink.count - start
-            if sink.writes.count >= 3 {
-                facts.keyFrameEnd = sink.writes[0] + sink.writes[1] + sink.writes[2] + firstSize
-            }
+            let facts = try writeSegment(range.count, of: prepared, from: &iterator, writer: &writer, track: track,
+                                         into: &sink)
             try segmentFinished(number, sink, facts)
         }
+    }
+
+    /// Appends the next `count` samples of `iterator` to `writer` and streams them as one
+    /// media segment (`styp` + `moof` + `mdat`) into `sink`: every segment the package and
+    /// ``SegmentSource`` give is made here.
+    static func writeSegment(_ count: Int, of prepared: PreparedTrack, from iterator: inout SampleIndex.Iterator,
+                             writer: inout MovieWriter, track: UInt32, into sink: inout PackageSink) throws
+        -> SegmentFacts {
+        var facts = SegmentFacts()
+        var firstSize: UInt64 = 0
+        var first = true
+        for _ in 0..<count {
+            guard var sample = iterator.next() else { break }
+            sample.compositionOffset &+= prepared.compositionShift  // |offset| < 2^32 each.
+            if first {
+                facts.decodeTime = sample.decodeTime
+                facts.startsWithSync = sample.isSync
+                facts.earliestPresentation = sample.presentationTime
+                firstSize = UInt64(sample.size)
+                first = false
+            }
+            facts.earliestPresentation = min(facts.earliestPresentation, sample.presentationTime)
+            facts.duration &+= UInt64(sample.duration)
+            facts.sampleBytes &+= UInt64(sample.size)
+            try writer.append(sample, from: 0, to: track)
+        }
+        sink.writes = []
+        let start = sink.count
+        try sink.perform(.write(segmentType[...]))
+        try writer.writeFragment(into: &sink)
+        facts.size = sink.count - start
+        if sink.writes.count >= 3 {
+            facts.keyFrameEnd = sink.writes[0] + sink.writes[1] + sink.writes[2] + firstSize
+        }
+        return facts
     }
 
     /// Writes the init segment and the media segments of one track, as files of their own or

@@ -612,6 +612,20 @@ public struct MovieWriter: Sendable {
         streamedDecodeTimes[index] = time
     }
 
+    /// Live streaming: continues a stream whose init segment and first `count` fragments were
+    /// written elsewhere (an on-demand server building fragment `count + 1` alone): the next
+    /// ``writeFragment(into:)`` writes no init segment and numbers its fragment `count + 1`.
+    /// Set the decode time where it starts with ``setFirstDecodeTime(_:for:)`` first. Only
+    /// before the first ``writeFragment(into:)``.
+    public mutating func resumeStream(afterFragments count: UInt32) throws {
+        guard !isStreaming else {
+            throw ISOBMFFError(.invalidValue, "a stream is resumed before fragments are streamed", path: "",
+                               offset: nil)
+        }
+        isStreaming = true
+        streamedFragments = count
+    }
+
     /// Live streaming: writes the samples appended since the last call as one fragment
     /// (`moof` + `mdat`), preceded on the first call by the init segment (`ftyp` and a
     /// `moov` without `mehd`), then forgets them — their tables and any bytes appended in
