@@ -80,12 +80,22 @@ remux (`remux IN OUT.mp4`, `.mov` when the input is QuickTime: brand `qt  ` or n
   decoder a player lacks here (AV1, DTS:X, IAMF, AC-4 in GStreamer), and encrypted tracks,
   skip that player's half with the reason, not counted.
 
+damaged (issue 32): a regular (not fragmented, not truncated) input with a video track and
+  another track holding sample entries gets that other track's `stsd` renamed `free` (same
+  length: it has no sample description, its tables intact), and `remux --json` of it must
+  exit 0, list exactly that track (its tkhd ID) in `dropped_tracks` with one warning naming
+  it, and hold one track fewer for ffprobe; its first video stream decodes to as many
+  frames in FFmpeg (framecrc) and in GStreamer (qtdemux ! decodebin) as the plain remux's
+  (itself checked against the input above), each player a check of its own. Skipped
+  without the plain remux's output; a player's half skipped when it cannot decode the
+  plain remux's video.
+
 Prints one line per input and command, `ok`/`FAIL`/`skipped (reason)` with the time the step
 took, and `N passed, M failed` last; exits 1 on any failure. Set EXTRACT_AUDIO to a built
 binary to skip the release build; inputs run two at a time. To run part of it: CORPUS_FILES,
 comma-separated globs matched against the input names (`sp_bear_*,*.mov`; an init and its
 segment are "INIT+SEGMENT"), and CORPUS_ONLY, a comma-separated list of the commands to
-check (extract, packets, probe, remux).
+check (extract, packets, probe, remux, damaged).
 """
 import fnmatch
 import importlib.util
@@ -1323,7 +1333,82 @@ def init_of(seg_path, names):
     return found[0] if len(found) == 1 else None
 
 
-COMMANDS = {"extract", "packets", "probe", "remux"}
+def check_damaged(report, tool, path, f, tmp):
+    """Issue 32: one track's stsd removed, the remux keeps the rest (see the docstring)."""
+    if not f["moov"] or f.get("truncated") or fragmented(path):
+        return
+    video = [t for t in f["tracks"] if t["handler"] == b"vide" and t["entries"]]
+    others = [t for t in f["audio"] if t["entries"]]
+    if not video or not others:
+        return
+    began = time.monotonic()
+    plain = os.path.join(tmp, "remux" + container_ext(f))
+    if not os.path.exists(plain):
+        report.skip("damaged: remux", "no plain remux output to compare with")
+        return
+    victim = others[0]
+    data = bytearray(open(path, "rb").read())
+    try:
+        stsd = mp4box.stbl_of(victim["trak"]).child(b"stsd")
+        victim_id = mp4box.track_id(data, victim["trak"])
+    except ValueError as error:
+        report.skip("damaged: remux", f"mp4box.py cannot find the stsd: {error}")
+        return
+    data[stsd.offset + 4:stsd.offset + 8] = b"free"
+    damaged = os.path.join(tmp, "damaged" + container_ext(f))
+    with open(damaged, "wb") as out:
+        out.write(data)
+    out_path = os.path.join(tmp, "damaged-remux" + container_ext(f))
+    out = run(tool, "remux", "--json", damaged, out_path, "--overwrite")
+    stderr = out.stderr.decode(errors="replace").strip()
+    if out.returncode != 0:
+        report.check(False, "damaged: remux", f"exit {out.returncode}: {stderr[:200]}", time.monotonic() - began)
+        return
+    problems = []
+    try:
+        result = json.loads(out.stdout)
+    except ValueError:
+        result = {}
+    dropped = [d.get("track_id") for d in result.get("dropped_tracks", [])]
+    if dropped != [victim_id]:
+        problems.append(f"dropped_tracks {dropped}, not [{victim_id}]")
+    named = [w for w in result.get("warnings", []) if w.startswith(f"track {victim_id} ") and "was dropped" in w]
+    if len(named) != 1:
+        problems.append(f"{len(named)} warnings name track {victim_id} as dropped")
+    plain_streams = ffprobe_streams(plain)
+    out_streams = ffprobe_streams(out_path)
+    if len(out_streams) != len(plain_streams) - 1:
+        problems.append(f"{len(out_streams)} streams, the plain remux {len(plain_streams)}")
+    report.check(not problems, "damaged: remux", "; ".join(problems) or f"track {victim_id} dropped",
+                 time.monotonic() - began)
+    if problems:
+        return
+    began = time.monotonic()
+    ff_plain, _ = ffmpeg_counts(plain, [s for s in plain_streams if s.get("codec_type") == "video"][:1])
+    ff_out, _ = ffmpeg_counts(out_path, [s for s in out_streams if s.get("codec_type") == "video"][:1])
+    if ff_plain.get(("video", 0)) is None:
+        report.skip("damaged: FFmpeg decode", "FFmpeg decodes no video stream here (an attached picture, or no "
+                    "decoder)")
+    else:
+        report.check(ff_plain.get(("video", 0)) == ff_out.get(("video", 0)), "damaged: FFmpeg decode",
+                     f"{ff_out.get(('video', 0))} video frames, the plain remux {ff_plain.get(('video', 0))}",
+                     time.monotonic() - began)
+    began = time.monotonic()
+    try:
+        gst_plain = gst_counts(plain, ["video"])[("video", 0)]
+    except RuntimeError as error:
+        report.skip("damaged: GStreamer decode", f"GStreamer cannot decode the plain remux: {error}")
+        return
+    try:
+        gst_out = gst_counts(out_path, ["video"])[("video", 0)]
+    except RuntimeError as error:
+        report.check(False, "damaged: GStreamer decode", str(error), time.monotonic() - began)
+        return
+    report.check(gst_plain == gst_out, "damaged: GStreamer decode",
+                 f"{gst_out} video frames, the plain remux {gst_plain}", time.monotonic() - began)
+
+
+COMMANDS = {"extract", "packets", "probe", "remux", "damaged"}
 ONLY = {c.strip() for c in os.environ.get("CORPUS_ONLY", "").split(",") if c.strip()}
 FILES = [g.strip() for g in os.environ.get("CORPUS_FILES", "").split(",") if g.strip()]
 
@@ -1345,6 +1430,8 @@ def check_input(tool, label, path, tmp_root):
             check_probe(report, tool, path, f)
         if wanted("remux"):
             check_remux(report, tool, path, f, tmp)
+        if wanted("damaged"):
+            check_damaged(report, tool, path, f, tmp)
     return report
 
 

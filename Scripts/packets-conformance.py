@@ -45,7 +45,9 @@ with the Swift reader):
     {"track_id", "problem", "reason"} and none of its packets, where FFmpeg lists what
     its tables say; a second moov is ignored with a warning, as FFmpeg ignores it.
     Checked: every other track's packets equal ffprobe's, and the damaged track has its
-    problem object.
+    problem object. A track whose only damage is its stsd (no sample description, tables
+    intact) is listed after its problem object as ffprobe lists it, codec unknown (issue
+    32), and compared like any other.
   - A file cut short (a regular file whose chunks run past its end, a fragmented one cut
     inside a fragment): FFmpeg stops at the first packet it cannot read whole (and
     returns that one's partial bytes); we list, after a problem object, every sample of
@@ -436,6 +438,11 @@ def compare(name, kind, path, binary):
                              f"{len(want)} before stopping")
             count = min(len(got), len(want))
             got, want = got[:count], want[:count]
+        elif problem and "stsd" in problem["reason"]:
+            # No readable sample description, the other tables intact (issue 32): listed as
+            # ffprobe lists them, codec unknown, and compared below like any track.
+            notes.append(f"track {track_id}: no readable stsd ({problem['problem']}), its {len(got)} samples "
+                         "listed with the codec unknown")
         elif problem:
             problems.append(f"track {track_id}: problem {problem['problem']} but {len(got)} packets listed")
             continue

@@ -48,7 +48,10 @@ extension Probe {
                     }
                     indexed.append((track, samples, shift, truncation))
                 } catch let error as ISOBMFFError {
-                    indexed.append((track, nil, 0, error))
+                    // No readable sample description, tables intact: listed as ffprobe lists
+                    // them, codec unknown (issue 32).
+                    let samples = track.problem == nil ? nil : try? reader.samplesWithoutDescriptions(of: track)
+                    indexed.append((track, samples, 0, error))
                 }
             }
             if indexed.allSatisfy({ $0.samples?.isEmpty ?? true }),
@@ -60,7 +63,9 @@ extension Probe {
             for (track, samples, shift, problem) in indexed {
                 let id = Int(track.id)
                 if let problem {
-                    let what = samples == nil ? "none of its samples is listed" : "its samples before the cut are listed"
+                    let what = samples == nil ? "none of its samples is listed"
+                        : problem.code == .endOfFile ? "its samples before the cut are listed"
+                        : "its samples are listed, its codec unknown"
                     Terminal.warning("\(input): track \(id): \(what): \(problem)")
                     if json {
                         output.append(JSON.object([("track_id", .int(id)), ("problem", .string(problem.code.rawValue)),

@@ -138,6 +138,9 @@ struct RemuxCommand: CommandRunner {
                     ("bytes", .int(Int(clamping: result.bytesWritten))), ("seconds", .double(seconds)),
                     ("notes", .array(result.notes.map(JSON.string))),
                     ("warnings", .array(result.warnings.map(JSON.string))),
+                    ("dropped_tracks", .array(result.droppedTracks.map {
+                        JSON.object([("track_id", .int(Int($0.trackID))), ("reason", .string($0.reason))])
+                    })),
                 ]).compactText)
                 return .success
             }

@@ -19,7 +19,11 @@ final class ErrorNamingTests: XCTestCase {
         [
             ("extract", { _ = try AudioExtractor.extract(from: path, to: self.directory.file("x.m4a")) }),
             ("probe", { _ = try AudioExtractor.probe(path) }),
-            ("remux", { try Remux.run(from: path, to: self.directory.file("r.mp4")) }),
+            ("remux", {
+                // A remux that drops a damaged track writes the rest: a fresh output each time.
+                try? FileManager.default.removeItem(atPath: self.directory.file("r.mp4"))
+                try Remux.run(from: path, to: self.directory.file("r.mp4"))
+            }),
             ("tags", { _ = try TagFile.read(path) }),
         ]
     }
@@ -40,8 +44,11 @@ final class ErrorNamingTests: XCTestCase {
             for (name, call) in entryPoints(path) {
                 do {
                     try call()
-                    // A damaged sample table is still a file whose tags and boxes can be read.
-                    XCTAssertTrue(name == "tags" || name == "probe", "\(name) \(path): no error")
+                    // A damaged sample table is still a file whose tags and boxes can be read;
+                    // a remux drops its damaged track and copies the intact one (issue 32).
+                    let damagedTrack = path.hasSuffix("stsz-count-mismatch.mp4")
+                    XCTAssertTrue(name == "tags" || name == "probe" || (name == "remux" && damagedTrack),
+                                  "\(name) \(path): no error")
                 } catch let error as RemuxError {
                     XCTAssertTrue(error.message.contains(path), "\(name): \(error.message)")
                     XCTAssertFalse(error.message.contains("extract-audio reads"), "a library error names no CLI: \(error.message)")

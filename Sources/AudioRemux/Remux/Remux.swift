@@ -73,6 +73,19 @@ public struct RemuxResult: Sendable {
     public var notes: [String]
     /// What was dropped or repaired.
     public var warnings: [String]
+    /// The input's tracks left out because their boxes are damaged (no readable `stsd`,
+    /// tables that contradict each other or point outside the file), each with why; the
+    /// other tracks are written as if they were not there (issue 32). Each also has a line
+    /// in ``warnings``.
+    public var droppedTracks: [DroppedTrack] = []
+
+    /// A damaged input track that was left out.
+    public struct DroppedTrack: Sendable {
+        /// Its `tkhd` track ID in the input.
+        public var trackID: UInt32
+        /// Why: the damage, with its box path and byte offset.
+        public var reason: String
+    }
 }
 
 /// Copies the tracks of a movie into a new MP4 or MOV without re-encoding, optionally cut to
@@ -170,6 +183,21 @@ public enum Remux {
             throw RemuxError(.invalidArgument, "\(name) has no track with ID \(id) (its tracks: \(ids))")
         }
         var kept: [MediaTrack] = []
+        var dropped: [RemuxResult.DroppedTrack] = []
+        var damage: RemuxError?  // The first dropped track's damage: the error when nothing else is left.
+        // A damaged track the user did not name is left out with a warning, the others written
+        // as if it were not there (issue 32); named with --track, or the one audio track of an
+        // audio-only copy, its damage is the error, as before.
+        func droppable(_ track: MediaTrack) -> Bool {
+            !options.audioOnly && !options.trackIDs.contains(track.id)
+        }
+        func drop(_ track: MediaTrack, _ error: ISOBMFFError) {
+            let reason = "its boxes are damaged: \(error.description)"
+            dropped.append(RemuxResult.DroppedTrack(trackID: track.id, reason: reason))
+            damage = damage ?? RemuxError(error).prefixed(name)
+            let format = track.format.map { " (\($0))" } ?? ""
+            warnings.append("track \(track.id)\(format) was dropped: \(reason)")
+        }
         var soundEntries: [UInt32: [[UInt8]]] = [:]
         var refused: RemuxError?
         // The input's chapter tracks go when the chapters are replaced or removed, or the
@@ -188,6 +216,10 @@ public enum Remux {
             if options.dropAudio && track.kind == .audio { continue }
             if options.dropVideo && track.kind == .video { continue }
             if options.audioOnly && track.kind != .audio { continue }
+            if let problem = track.problem, droppable(track) {
+                drop(track, problem)
+                continue
+            }
             let format = track.format?.description ?? "?"
             if !quickTime && (track.kind == .timecode || quickTimeOnlyFormats.contains(format)) {
                 warnings.append("track \(track.id) (\(format)) was dropped: an .mp4 cannot carry it (name the "
@@ -216,13 +248,14 @@ public enum Remux {
             }
             kept = [first]
         }
-        if kept.isEmpty, let refused { throw refused }
+        if kept.isEmpty, let refused = refused ?? damage { throw refused }
         guard !kept.isEmpty else {
             throw RemuxError(.invalidArgument, "no track of \(name) is left to write")
         }
         // Indexes and presentations first: the output's movie timescale depends on them.
         var indexes: [SampleIndex] = []
         var presentations: [TrackPresentation] = []
+        var readable: [MediaTrack] = []
         for track in kept {
             do {
                 // A fragmented input cut inside a fragment: its fragments hold together, so the
@@ -244,10 +277,16 @@ public enum Remux {
                 let presentation = reader.presentation(of: track, samples: samples)
                 warnings += presentation.warnings
                 presentations.append(presentation)
+                readable.append(track)
             } catch let error as ISOBMFFError {
-                throw RemuxError(error).prefixed(name)
+                // A file cut short is not one damaged track: a remux copies whole inputs only.
+                let cut = !movie.isFragmented && (try? reader.wholeSamples(of: track))?.truncation != nil
+                guard droppable(track), !cut else { throw RemuxError(error).prefixed(name) }
+                drop(track, error)
             }
         }
+        if readable.isEmpty, let damage { throw damage }
+        kept = readable
         // A cut's edits are exact to the sample when the movie timescale is a multiple of
         // every track's (the least common multiple, where FFmpeg can read it); so is an edit
         // made from iTunSMPB (it counts samples).
@@ -440,7 +479,7 @@ public enum Remux {
                          + "rounded by up to \(formatMicroseconds(rounding)) µs")
         }
         return RemuxResult(outputPath: output, tracks: tracks, duration: duration, bytesWritten: 0, notes: notes,
-                           warnings: warnings)
+                           warnings: warnings, droppedTracks: dropped)
     }
 
     static func formatMicroseconds(_ seconds: Double) -> String {

@@ -67,6 +67,29 @@ public struct MovieReader<Source: ByteSource> {
         return try SampleIndex(table: tables.table, firstDecodeTime: tables.firstDecodeTime)
     }
 
+    /// The samples of a track whose sample description is missing or unreadable (its
+    /// ``MediaTrack/problem``) but whose other tables are intact, as ffprobe lists them with
+    /// their codec unknown: for `probe --packets`, never for output (nothing says how to
+    /// decode them). A regular file's track only; costs what ``samples(of:)`` costs.
+    ///
+    /// - Throws: the track's ``MediaTrack/problem`` in a fragmented file, or when the track
+    ///   has none (then ``samples(of:)`` is the way); what ``samples(of:)`` throws when the
+    ///   other tables contradict one another or point outside the file or into `moov`.
+    public func samplesWithoutDescriptions(of track: MediaTrack) throws -> SampleIndex {
+        guard let problem = track.problem, !movie.isFragmented else {
+            return try samples(of: track)
+        }
+        let boxes: SampleTableBoxes
+        do {
+            boxes = try track.track.sampleTableWithoutDescriptions()
+        } catch {
+            throw problem
+        }
+        let table = try SampleTable(boxes: boxes, fileLength: movie.fileLength, excluding: [movie.movieBoxRange],
+                                    withoutDescriptions: true)
+        return try SampleIndex(table: table)
+    }
+
     /// The checked sample tables of `track`: the one place a table that output or a report is
     /// built from comes from (``samples(of:)``, extraction, probe, chapters). From its `stbl`,
     /// or in a fragmented file from `moov` and every `moof` in file order; checked as a whole

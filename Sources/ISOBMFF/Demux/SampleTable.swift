@@ -37,13 +37,23 @@ public struct SampleTable: Sendable {
     ///   - fileLength: every chunk must end at or before it.
     ///   - excluded: byte ranges no sample may overlap (the `moov` box).
     public init(boxes: SampleTableBoxes, fileLength: UInt64, excluding excluded: [Range<UInt64>] = []) throws {
+        try self.init(boxes: boxes, fileLength: fileLength, excluding: excluded, withoutDescriptions: false)
+    }
+
+    /// Checks `boxes` as ``init(boxes:fileLength:excluding:)`` does; `withoutDescriptions`
+    /// when the track's `stsd` is missing or unreadable (``Track/problem``) and `boxes` holds
+    /// none: the other tables are checked, but not the description indexes of `stsc`, so that
+    /// the samples can be listed with their codec unknown, as ffprobe lists them
+    /// (``MovieReader/samplesWithoutDescriptions(of:)``).
+    init(boxes: SampleTableBoxes, fileLength: UInt64, excluding excluded: [Range<UInt64>],
+         withoutDescriptions: Bool) throws {
         self.boxes = boxes
         func fail(_ box: FourCC, _ message: String) -> ISOBMFFError {
             let location = boxes.locations[box]
             return ISOBMFFError(.invalidSampleTable, message, path: location?.path ?? "stbl", offset: location?.offset)
         }
         let descriptionCount = boxes.sampleDescriptions.entries.count
-        guard descriptionCount > 0 else { throw fail(.stsd, "stsd has no sample entries") }
+        guard descriptionCount > 0 || withoutDescriptions else { throw fail(.stsd, "stsd has no sample entries") }
         let chunkCount = boxes.chunkOffsets.offsets.count
         let chunkType: FourCC = boxes.locations[.co64] != nil ? .co64 : .stco
 
@@ -62,7 +72,8 @@ public struct SampleTable: Sendable {
                 throw fail(.stsc, "entry \(i + 1) refers to chunk \(run.firstChunk) but \(chunkType) has only "
                            + "\(chunkCount) chunks")
             }
-            guard run.sampleDescriptionIndex >= 1 && run.sampleDescriptionIndex <= descriptionCount else {
+            guard withoutDescriptions
+                    || (run.sampleDescriptionIndex >= 1 && run.sampleDescriptionIndex <= descriptionCount) else {
                 throw fail(.stsc, "entry \(i + 1) refers to sample description \(run.sampleDescriptionIndex) but "
                            + "stsd has \(descriptionCount)")
             }

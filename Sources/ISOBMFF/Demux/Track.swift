@@ -204,6 +204,15 @@ public struct Track: Sendable {
         return try SampleTableBoxes(parsing: sampleTableBox, descriptions: sampleDescriptions)
     }
 
+    /// Parses the track's sample tables when its `stsd` is missing or unreadable
+    /// (``problem``): the other tables, with no sample descriptions. Only for listing the
+    /// samples (``MovieReader/samplesWithoutDescriptions(of:)``); nothing can decode them.
+    ///
+    /// - Throws: why a table does not parse.
+    func sampleTableWithoutDescriptions() throws -> SampleTableBoxes {
+        try SampleTableBoxes(parsing: sampleTableBox, descriptions: SampleDescriptionBox(entries: []))
+    }
+
     /// The duration of the media in seconds, from `mdhd`.
     public var durationInSeconds: Double {
         mediaHeader.timescale == 0 ? 0 : Double(mediaHeader.duration) / Double(mediaHeader.timescale)
