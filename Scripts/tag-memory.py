@@ -164,9 +164,9 @@ def main():
                       err.strip()[-200:])
                 peaks["kept " + case, label] = peak
                 if have_mutagen:
-                    r = subprocess.run(["/usr/bin/python3", "-c", "import hashlib, mutagen.mp4, sys; t = mutagen.mp4."
-                                        "MP4(sys.argv[1]).tags; print(t['\\xa9nam'][0]); print(hashlib.sha256("
-                                        "bytes(t['covr'][0])).hexdigest())", path], capture_output=True)
+                    r = mutagen_reader.run_code("import hashlib, mutagen.mp4, sys; t = mutagen.mp4.MP4(sys.argv[1])"
+                                                ".tags; print(t['\\xa9nam'][0]); print(hashlib.sha256(bytes("
+                                                "t['covr'][0])).hexdigest())", path)
                     ok = r.stdout.decode().split("\n")[:2] == ["kept cover", digest(image)]
                     check(f"title edited beside a {label} cover, {case}: mutagen reads the title and the image's "
                           "bytes", ok, "" if ok else (r.stdout + r.stderr).decode(errors="replace")[-200:])
