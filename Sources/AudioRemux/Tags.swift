@@ -720,10 +720,7 @@ public struct TagChanges: Sendable, Equatable {
         }
         let head = try file.bytes(at: 0, count: Int(min(file.length, 8)))
         guard let format = TagImage(bytes: head)?.format else {
-            let start = head.prefix(4).map { byte in
-                let digits = Array("0123456789ABCDEF")
-                return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
-            }.joined(separator: " ")
+            let start = head.prefix(4).map(hex).joined(separator: " ")
             throw RemuxError(.unsupportedInput, "\(path) is neither a JPEG nor a PNG image (it starts with "
                              + "\(start)); covers must be one of those")
         }

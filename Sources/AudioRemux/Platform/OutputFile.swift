@@ -98,7 +98,12 @@ final class OutputFile: ByteSink {
     /// name is: a name that fits the file system as a destination must fit as a temporary.
     static func temporaryName(for name: String) -> String {
         let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        let suffix = "\(temporaryMarker)\(getpid())-\(random).tmp"
+        return hiddenName(for: name, suffix: "\(temporaryMarker)\(getpid())-\(random).tmp")
+    }
+
+    /// `.NAME` + `suffix`, NAME shortened at a character boundary so that the whole fits
+    /// `NAME_MAX` (255 bytes): the one rule of the temporary and ready-copy names.
+    private static func hiddenName(for name: String, suffix: String) -> String {
         let budget = 255 - 1 - suffix.utf8.count  // The leading dot, then the suffix.
         var kept = ""
         var bytes = 0
@@ -138,17 +143,7 @@ final class OutputFile: ByteSink {
     /// this name (it is renamed to it after its sync), so the next `tag` run that finds it
     /// beside that file finishes the copy (``readyCopy(_:for:)``).
     static func readyCopyName(for name: String, inode: UInt64, length: UInt64) -> String {
-        let suffix = "\(temporaryMarker)copy-\(inode)-\(length).tmp"
-        let budget = 255 - 1 - suffix.utf8.count
-        var kept = ""
-        var bytes = 0
-        for character in name {
-            let size = character.utf8.count
-            guard bytes + size <= budget else { break }
-            kept.append(character)
-            bytes += size
-        }
-        return "." + kept + suffix
+        hiddenName(for: name, suffix: "\(temporaryMarker)copy-\(inode)-\(length).tmp")
     }
 
     /// The inode and length a ``readyCopyName(for:inode:length:)`` of a file named `name`
