@@ -43,19 +43,19 @@ edit (required for AAC), one edit per track for video; the --json report against
 (packets, bytes, parts' places and lengths within 1 ms of ffprobe's), its predicted landings,
 dips and start errors printed beside the measured ones.
 
-GStreamer is calibrated on each set's parts decoded alone: 1.22 decodes AAC one sample after
-FFmpeg, and HE-AAC later by the file's first media_time (it seems not to apply that edit);
-part 1's offset, whose media_time a join's one edit carries, is its zero.
+Each player is calibrated on each set's parts decoded alone, against the reference the locator
+correlates (FFmpeg's decode of the part alone; for HE-AAC, FFmpeg's decode of a copy without
+edit or iTunSMPB, the edit applied here, as FFmpeg 5.1 skips an HE-AAC part's media_time twice
+where GStreamer 1.22 skips it once): GStreamer decodes AAC one sample late, FFmpeg HE-AAC early
+by the part's media_time; part 1's offset, whose media_time a join's one edit carries, is the
+player's zero.
 
 With --report (not in CI), prints instead a Markdown table of the measured seams, start
-errors and lengths for 2/10/100 AAC parts and 2/10 Opus parts, for our concat and for
+errors and lengths for 2/10/100 AAC LC and HE-AAC parts and 2/10 Opus parts, for our concat and for
 FFmpeg's concat demuxer (`ffmpeg -f concat -safe 0 -i list.txt -c copy`) on the same parts.
 
-HE-AAC's seams are not modelled yet (the rule's model was measured on AAC LC): its dips
-over 12 ms and its landings off the prediction are printed as `known`, counted neither way.
-
 Prints one `ok`/`FAIL` line per check (`skipped (reason): name` for what could not be
-checked and `known …` for the misses above, both counted neither way) and a final "N passed, M failed"; exits 1 on failure. A
+checked and `known …` for the start errors of 3 above, both counted neither way) and a final "N passed, M failed"; exits 1 on failure. A
 missing oracle is a failure when CI=true or REQUIRE_ORACLES=1, a skip otherwise. Set
 EXTRACT_AUDIO to a built binary to skip the release build.
 """
@@ -220,8 +220,24 @@ class Parts:
             core = core_rate or self.rate
             self.durations = [round(seconds * core) / core for seconds in lengths]
         self.packets = packets_of_many(paths, os.path.join(tmp, label))
-        self.refs = decode_many(paths, os.path.join(tmp, label), self.rate)
-        self.gst_offset = 0
+        if codec == "he-aac":
+            # FFmpeg 5.1 skips an HE-AAC part's priming twice (GStreamer once, as the edit says,
+            # ISO/IEC 14496-12 § 8.6.6): a reference it decoded would start each part late by
+            # that part's own media_time, which differs between cuts. So FFmpeg decodes a copy
+            # that says nothing of the priming, from the first packet, and the edit is applied
+            # here.
+            self.refs = []
+            raws = decode_many([from_first_packet(p, tmp) for p in paths],
+                               os.path.join(tmp, label), self.rate)
+            for path, raw in zip(paths, raws):
+                edits, timescale = audio_edits(path)
+                media_time = next((m for _, m in edits if m >= 0), 0)
+                self.refs.append(raw[round(media_time * self.rate / timescale):] if timescale else raw)
+        else:
+            self.refs = decode_many(paths, os.path.join(tmp, label), self.rate)
+        # Per player: where a part decoded alone starts in its decode against the reference
+        # (`calibrate`); part 1's, whose media_time a join's one edit carries, is its zero.
+        self.offsets = {"ffmpeg": 0, "GStreamer": 0}
 
 
 def ffprobe_packets(path, stream="a:0", with_sync=False):
@@ -255,6 +271,20 @@ def packets_of_many(paths, stem):
             rows = [line.split(",") for line in open(out) if line.strip() and not line.startswith("#")]
             lists.append([(int(r[4]), r[5].strip().lower()) for r in rows])
     return lists
+
+
+def from_first_packet(path, folder):
+    """A copy of `path` in `folder` that says nothing of its priming, so that FFmpeg decodes it
+    from the first packet: its `edts` boxes renamed `free`, and iTunSMPB (which FFmpeg also
+    skips by, even with -ignore_editlist) renamed. Same size, same packets."""
+    data = bytearray(open(path, "rb").read())
+    for box in variants.mp4box.walk(variants.mp4box.read_tree(bytes(data))):
+        if box.kind == b"edts":
+            data[box.offset + 4:box.offset + 8] = b"free"
+    out = os.path.join(folder, "raw-" + os.path.basename(path))
+    with open(out, "wb") as f:
+        f.write(bytes(data).replace(b"iTunSMPB", b"iTunSMPX"))
+    return out
 
 
 def decode_many(paths, stem, rate):
@@ -483,7 +513,7 @@ def measure(path, parts, indexes, tmp, gst):
         places.append(places[-1] + parts.durations[i])
     found = {}
     for player, decode in got.items():
-        offset = parts.gst_offset if player == "GStreamer" else 0
+        offset = parts.offsets[player]
         found[player] = [None if p is None else p - offset
                          for p in landings(decode, parts, indexes, offset)]
     return got, places, found
@@ -526,13 +556,9 @@ def predicted_landings(report, n, rate):
         return None
 
 
-def dip_check(name, player, decode, landed, predicted, offset, rate, codec=None):
+def dip_check(name, player, decode, landed, predicted, offset, rate):
     """Rule 2 at every seam of one decode: at the seam the --json report predicts and at the
-    seam found in the decode (`landed`, from part 2 on), each at most DIP_LIMIT_MS.
-
-    HE-AAC is a known miss (docs/concat.md): the seam rule's model, measured on AAC LC,
-    predicts its dips badly (up to 20 ms measured where it predicts under 12), so its seams
-    are printed as `known` and counted neither way until the model is measured on it."""
+    seam found in the decode (`landed`, from part 2 on), each at most DIP_LIMIT_MS."""
     cache = {}
     measured = dips_at(decode, [None if p is None else p + offset for p in landed[1:]], rate, cache)
     at_json = dips_at(decode, [p + offset for p in predicted[1:]], rate, cache) if predicted else []
@@ -544,11 +570,8 @@ def dip_check(name, player, decode, landed, predicted, offset, rate, codec=None)
                  f"the reported seams" if predicted else "; no seam positions in --json")
               + (f"; over {DIP_LIMIT_MS:g} ms or unmeasurable at part(s) "
                  f"{sorted({k for k, _ in bad})[:10]}" if bad else ""))
-    title = f"{name}: no dip over {DIP_LIMIT_MS:g} ms at {len(landed) - 1} seam(s) ({player})"
-    if bad and codec == "he-aac" and predicted is not None:
-        known(title, detail)
-    else:
-        check(title, not bad and predicted is not None, detail)
+    check(f"{name}: no dip over {DIP_LIMIT_MS:g} ms at {len(landed) - 1} seam(s) ({player})",
+          not bad and predicted is not None, detail)
 
 
 def judge_audio_join(name, tool, parts, indexes, tmp, gst, extra=(), output_name=None, expect_brand=None,
@@ -601,7 +624,7 @@ def judge_audio_join(name, tool, parts, indexes, tmp, gst, extra=(), output_name
     predicted = predicted_landings(report, n, rate)
     declared = any("no layout of whole packets is both" in w for w in report.get("warnings") or [])
     for player, decode in got.items():
-        offset = parts.gst_offset if player == "GStreamer" else 0
+        offset = parts.offsets[player]
         landed = found[player]
         # Rule 3: start error against the place.
         errors = [None if p is None else p - place * rate for p, place in zip(landed, places)]
@@ -624,17 +647,13 @@ def judge_audio_join(name, tool, parts, indexes, tmp, gst, extra=(), output_name
             # What it says must then be what the players do: every part where it predicts.
             off = max(abs(p - q) for p, q in zip(landed, predicted))
             known(title, f"{detail}; {len(over)} part(s) over, as the tool warns")
-            where_title = f"{name}: every part lands where --json predicts, within 1 ms ({player})"
-            if off > rate / 1000 and parts.codec == "he-aac":
-                # HE-AAC's seams are not modelled yet (dip_check): nor are its landings.
-                known(where_title, f"worst {off / rate * 1000:.2f} ms")
-            else:
-                check(where_title, off <= rate / 1000, f"worst {off / rate * 1000:.2f} ms")
+            check(f"{name}: every part lands where --json predicts, within 1 ms ({player})", off <= rate / 1000,
+                  f"worst {off / rate * 1000:.2f} ms")
         else:
             check(title, not missing and worst <= bound, detail)
         # Rule 2: dips at every seam, where the report predicts it and where it was found.
         if n > 1:
-            dip_check(name, player, decode, landed, predicted, offset, rate, parts.codec)
+            dip_check(name, player, decode, landed, predicted, offset, rate)
             if player == "ffmpeg" and predicted:
                 diffs = [abs(p - q) for p, q in zip(landed, predicted) if p is not None]
                 seams = report.get("seams", {})
@@ -731,8 +750,8 @@ def judge_audio_join(name, tool, parts, indexes, tmp, gst, extra=(), output_name
 def calibrate(name, parts, tmp, gst):
     """The locator on the parts decoded alone: it must find each where it is, to the sample,
     also when the part's first packet decodes as a crossfade (the case that biased an onset
-    detector) and when its first frame is lost; and where GStreamer's decode of part 1 alone
-    starts against FFmpeg's (that player's zero for the start errors of a join)."""
+    detector) and when its first frame is lost; and where each player's decode of part 1
+    alone starts against the reference (that player's zero for the start errors of a join)."""
     rate, frame, info = parts.rate, parts.info["frame"], parts.info
     errors = []
     for i in (0, 1, len(parts.paths) - 1):
@@ -752,21 +771,26 @@ def calibrate(name, parts, tmp, gst):
     bad = [e for e in errors if e[2] != 0]
     check(f"{name}: the locator finds parts decoded alone to the sample (butted, crossfaded, first frame lost)",
           not bad, f"misses {bad}", detail_if_ok=False)
-    if gst:
-        # GStreamer may decode a part alone at an offset from FFmpeg's (HE-AAC: a packet
-        # later, by an amount that follows the file's first media_time). In a join only the
-        # first edit (part 1's priming) is applied, so part 1's offset is that player's zero
-        # for the whole join.
+    # A player may decode a part alone at an offset from the reference (HE-AAC: FFmpeg 5.1 early
+    # by the file's first media_time, as it skips it twice; GStreamer 1.22 on it). In a join
+    # only the first edit (part 1's priming) is applied, so part 1's offset is that player's
+    # zero for the whole join.
+    for player in ("ffmpeg", "GStreamer") if gst else ("ffmpeg",):
         offsets = []
         for i in (0, 1, len(parts.paths) - 1):
-            alone = decode_gstreamer(parts.paths[i], os.path.join(tmp, "calib-g.raw"), rate)
+            if player == "ffmpeg":
+                alone = decode_ffmpeg(parts.paths[i], os.path.join(tmp, "calib-f.raw"), rate)[0]
+            else:
+                alone = decode_gstreamer(parts.paths[i], os.path.join(tmp, "calib-g.raw"), rate)
             position, _ = locate(alone, parts.refs[i], 0, rate, info["settle"], int(0.3 * rate))
             offsets.append(position)
-        if check(f"{name}: GStreamer's decode of part 1 alone is found beside FFmpeg's", offsets[0] is not None,
+        label = "FFmpeg" if player == "ffmpeg" else player
+        if check(f"{name}: {label}'s decode of part 1 alone is found against the reference", offsets[0] is not None,
                  f"offsets {offsets} (parts 1, 2, last)"):
-            parts.gst_offset = offsets[0]
-            note(f"{name}: GStreamer decodes parts 1, 2 and the last alone {offsets} sample(s) from FFmpeg's; "
-                 f"part 1's is its zero for the start errors")
+            parts.offsets[player] = offsets[0]
+            if any(offsets):
+                note(f"{name}: {label} decodes parts 1, 2 and the last alone {offsets} sample(s) from the "
+                     f"reference; part 1's is its zero for the start errors")
 
 
 def probe_parts_check(name, parts):
@@ -978,7 +1002,7 @@ def judge_video_join(label, tool, clips, tmp, gst):
               all(e is not None and abs(e) <= 512 / rate for e in errors),
               "errors " + ", ".join("not found" if e is None else f"{e * 1000:+.2f} ms" for e in errors)
               + f" (limit {512 / rate * 1000:.2f} ms)")
-        offset = parts.gst_offset if player == "GStreamer" else 0
+        offset = parts.offsets[player]
         dip_check(name, player, got[player], landed, predicted_landings(report, len(clips), rate), offset, rate)
     total = sum(video_durations)
     seconds = len(got["ffmpeg"]) / rate
@@ -1168,7 +1192,7 @@ def report_row(label, path, parts, indexes, tmp, gst):
         if player not in got:
             row += ["–", "–"]
             continue
-        offset = parts.gst_offset if player == "GStreamer" else 0
+        offset = parts.offsets[player]
         dips = [d for _, d in dips_at(got[player], [None if p is None else p + offset for p in found[player][1:]],
                                       rate) if d is not None]
         row += [f"{max(dips, default=0):.1f}", f"{median(dips):.1f}"]
@@ -1186,9 +1210,10 @@ def report_row(label, path, parts, indexes, tmp, gst):
 
 def report(tool, tmp, gst):
     rows = []
-    for codec, label, counts, seed in (("aac", "AAC LC", (2, 10, 100), 1000), ("opus", "Opus", (2, 10), 4000)):
-        parts = make_parts(codec, tmp, lengths_varied(max(counts), 27 if codec == "aac" else 29), seed,
-                           f"report-{codec}")
+    for codec, label, counts, seed, lengths_seed in (("aac", "AAC LC", (2, 10, 100), 1000, 27),
+                                                     ("he-aac", "HE-AAC", (2, 10, 100), 3000, 28),
+                                                     ("opus", "Opus", (2, 10), 4000, 29)):
+        parts = make_parts(codec, tmp, lengths_varied(max(counts), lengths_seed), seed, f"report-{codec}")
         calibrate(label, parts, tmp, gst)
         for n in counts:
             indexes = list(range(n))
@@ -1209,8 +1234,8 @@ def report(tool, tmp, gst):
     print("Seams of `extract-audio concat` and of FFmpeg's concat demuxer (`ffmpeg -f concat -safe 0 -i list.txt "
           "-c copy`) on the same parts, measured by `python3 Scripts/concat-conformance.py --report` "
           f"({versions[0]}; {versions[1]}). The parts: pink noise with a 30 ms 3 kHz marker at each start, mono, "
-          "1.0-2.0 s of seeded varied lengths; AAC LC from FFmpeg's encoder (44.1 kHz, 96 kb/s), Opus from "
-          "libopus (48 kHz, 64 kb/s).")
+          "1.0-2.0 s of seeded varied lengths; AAC LC from FFmpeg's encoder (44.1 kHz, 96 kb/s), HE-AAC as "
+          "FFmpeg's AAC-LC cores (22.05 kHz, 32 kb/s) with SBR signalled, Opus from libopus (48 kHz, 64 kb/s).")
     print()
     print("| join | dip FFmpeg worst (ms) | dip FFmpeg median (ms) | dip GStreamer worst (ms) "
           "| dip GStreamer median (ms) | worst start error FFmpeg / GStreamer (ms) "
@@ -1221,9 +1246,10 @@ def report(tool, tmp, gst):
     print()
     print("Dips: the longest stretch whose 1 ms RMS is more than 20 dB below the median of the 100 ms around "
           "the seam, at the seam found in the decode (Scripts/seams.py). Start error: where each part's sound "
-          "lands (cross-correlated with the part decoded alone) minus the sum of the earlier parts' presented "
-          "lengths. Length error: the decode's length minus the parts' total (GStreamer 1.22 ends early by the "
-          "first edit's media_time).")
+          "lands (cross-correlated with the part decoded alone; HE-AAC from its first packet, its edit applied by "
+          "the script) minus the sum of the earlier parts' presented lengths. Length error: the decode's length "
+          "minus the parts' total (GStreamer 1.22 ends early by the first edit's media_time; FFmpeg 5.1 skips an "
+          "HE-AAC file's media_time twice).")
 
 
 # --- main ---------------------------------------------------------------------------------------------

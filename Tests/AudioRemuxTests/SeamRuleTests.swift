@@ -166,6 +166,71 @@ final class SeamRuleTests: XCTestCase {
         _ = side
     }
 
+    /// An HE-AAC part as `Scripts/concat-conformance.py` makes it (FFmpeg's AAC-LC core at
+    /// 22.05 kHz with SBR signalled, in a 44.1 kHz track): 2048 ticks a packet, one packet of
+    /// priming, `coreSamples` core samples presented (two ticks each).
+    func heAAC(_ coreSamples: UInt64) -> ClipTiming {
+        let total = 2048 + 2 * coreSamples
+        let count = Int((total + 2047) / 2048)
+        var durations = [UInt32](repeating: 2048, count: count)
+        durations[count - 1] = UInt32(total - UInt64(count - 1) * 2048)
+        return ClipTiming(durations: durations, priming: 2048, presented: 2 * coreSamples)
+    }
+
+    let heJoining = SeamRule(policy: .joining, codec: .aac, timescale: 44100, frame: 2048, sbr: true)
+
+    /// HE-AAC's fades are data: B fades in over the share of the frame AAC LC's does, A fades
+    /// out over a quarter of it; AAC with no SBR signalled keeps AAC LC's shares.
+    func testHEAACFadesAreItsMeasuredShareOfTheFrame() {
+        XCTAssertEqual([heJoining.fadeIn, heJoining.fadeOut], [960, 512])
+        XCTAssertEqual([joining.fadeIn, joining.fadeOut], [480, 480])
+        let implicit = SeamRule(policy: .joining, codec: .aac, timescale: 44100, frame: 2048)
+        XCTAssertEqual([implicit.fadeIn, implicit.fadeOut], [960, 960])
+    }
+
+    /// FFmpeg 5.1's (and GStreamer 1.22's avdec_aac) decode of HE-AAC seams that leave out
+    /// A's last packet and B's priming packet, by the core samples of sound in A's last packet,
+    /// the worst of a tone and pink noise (the dip measure, the raw decode around the
+    /// seam): the model never predicts less, and puts each on the same side of 12 ms. AAC
+    /// LC's figures (480 ticks of fade) predicted 6.1 ms where 16.4 ms were measured.
+    func testTheHEAACDipModelBoundsWhatTheDecoderPlays() {
+        let measured: [(core: UInt64, ms: Double)] = [(18, 20.7), (106, 16.4), (128, 14.1), (260, 6.6), (304, 5.7),
+                                                      (415, 2.1), (481, 0), (900, 0)]
+        for (core, ms) in measured {
+            let part = heAAC(30 * 1024 + core)
+            let packets = UInt64(part.durations.count)
+            let dip = heJoining.dip(soundEnd: part.priming + part.presented, keptEnd: (packets - 1) * 2048, frame: 2048,
+                                    residual: 0, firstKept: 2048)
+            let predicted = Double(dip) / 44.1
+            XCTAssertGreaterThanOrEqual(predicted, ms - 0.5, "\(core) core samples")
+            XCTAssertEqual(predicted > 12, ms > 12, "\(core) core samples: predicted \(predicted) ms, measured \(ms)")
+        }
+    }
+
+    /// The seam rule's HE-AAC choice: with 300 core samples of sound in A's last packet,
+    /// leaving out that packet and B's priming (8.2 ms predicted, 5.7 ms measured) is the
+    /// shortest dip; with 100 it would dip 17.2 ms (16.4 ms measured with 106), so A's two last
+    /// packets go and B's priming stays (11.6 ms predicted, the same 200 ticks early).
+    func testHEAACSeamsLeaveOutWhatTheFadesAllow() {
+        let next = heAAC(30_000)
+        for (core, trailing, dropped) in [(UInt64(300), 1, 1), (100, 2, 0)] {
+            let a = heAAC(30 * 1024 + core)
+            let side = SeamRule.Side(durations: a.decodedDurations, first: 0, start: -2048, mediaBeforeFirst: 0,
+                                     soundEnd: a.priming + a.presented)
+            let choice = heJoining.choose(after: side, next: next, nextDurations: next.decodedDurations,
+                                          place: Int64(a.presented))
+            XCTAssertEqual([choice.trailing, choice.dropped], [trailing, dropped], "\(core) core samples")
+            XCTAssertEqual(choice.error, -2 * Int64(core))
+            XCTAssertLessThanOrEqual(choice.dip, heJoining.dipLimit)
+        }
+        // Joins of varied parts keep every packet once and every dip within the limit.
+        var generator = SplitMix(seed: 28)
+        for count in [2, 10, 100] {
+            checkJoin((0..<count).map { _ in heAAC(22050 + generator.next() % 22050) }, rule: heJoining,
+                      boundedStarts: false)
+        }
+    }
+
     /// ALAC and FLAC decode each packet to exactly its samples: every packet is kept and
     /// every part lands on its place.
     func testExactCodecsAreButted() {

@@ -188,6 +188,12 @@ struct AudioCodec: Sendable {
         channelCount = bytes[3] >> 6 == 3 ? 1 : 2
     }
 
+    /// Whether the stream is AAC with SBR signalled explicitly (HE-AAC, HE-AAC v2): its
+    /// packets decode through SBR's filter bank, which changes how a seam sounds (``SeamRule``).
+    var signalsSBR: Bool {
+        kind == .aac && config?.extensionSamplingFrequency != nil
+    }
+
     /// The RFC 6381 codec string, such as `mp4a.40.2`, `mp4a.6B`, `ac-3`, `Opus`.
     var codecString: String {
         switch kind {

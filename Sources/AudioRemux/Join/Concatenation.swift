@@ -274,7 +274,8 @@ struct ConcatPlan {
             let audio = clips.map { $0! }  // Every input has audio: checked above.
             let timings = audio.map(\.timing)
             let frame = first.timing.durations.first ?? 1
-            var rule = SeamRule(policy: .joining, codec: first.codec.kind, timescale: timescale, frame: frame)
+            var rule = SeamRule(policy: .joining, codec: first.codec.kind, timescale: timescale, frame: frame,
+                                sbr: first.codec.signalsSBR)
             var places: [Int64]?
             if hasVideo {
                 rule.syncFirst = true

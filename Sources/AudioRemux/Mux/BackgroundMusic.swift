@@ -330,7 +330,7 @@ struct MuxPlan {
         // One pass per clip play, each placing at least one packet: no more passes than packets
         // (packets <= limit, far below Int.max, so the sum cannot overflow).
         let rule = SeamRule(policy: .laying, codec: first.codec.kind, timescale: timescale,
-                            frame: first.timing.durations.first ?? 1)
+                            frame: first.timing.durations.first ?? 1, sbr: first.codec.signalsSBR)
         let layout = SeamPlanner.plan(timings, filling: needed, offset: offsetTicks, loop: options.loop,
                                       exactSeams: options.exactSeams, maximumPasses: packets + clips.count + 1,
                                       rule: rule)

@@ -9,13 +9,13 @@ import ISOBMFF
 /// packet, the second half of the packet before it plus the first half of this one. So at a
 /// seam the first frame of the next part (B) is a crossfade: the previous part (A) fading out
 /// — the sound A would have played in the frame after its last kept packet — and B fading in
-/// without its own pre-roll. Either fade stays more than 20 dB down for ``fade`` ticks at
-/// its quiet end (measured on FFmpeg's and GStreamer's AAC decoders: about 470 of 1024
-/// samples for a tone, whose time-domain aliasing cancels the most). The dip is then:
-/// - from where A's sound stops (its sound's end, or `frame − fade` into the crossfade when
-///   it runs on past it)
+/// without its own pre-roll. A's fade stays more than 20 dB down for ``fadeOut`` ticks at the
+/// crossfade's end, B's for ``fadeIn`` ticks at its start (``Fades``: the codec's figures,
+/// measured on FFmpeg's and GStreamer's decoders). The dip is then:
+/// - from where A's sound stops (its sound's end, or `frame − fadeOut` into the crossfade
+///   when it runs on past it)
 /// - to where B's starts (its priming left in the kept packets when the first kept packet
-///   is wholly priming and so gives B its pre-roll; else not before `fade` into the
+///   is wholly priming and so gives B its pre-roll; else not before `fadeIn` into the
 ///   crossfade).
 ///
 /// Measured against that model with FFmpeg's `aac` (3 s + 5 s tones, 204 samples of sound
@@ -29,6 +29,29 @@ import ISOBMFF
 /// | 1 | 1 | 6.0 | 6.0 |
 /// | 2 | 0 | 10.6 | 10.6 |
 /// | 2 | 1 | 0 | 0 |
+///
+/// HE-AAC (SBR) decodes each packet's 1024 core samples to 2048 output samples through a QMF
+/// bank that delays both parts alike (963 samples in FFmpeg 5.1, whose decoder GStreamer
+/// 1.22's `avdec_aac` is). B's fade-in lasts the share of the frame it lasts in AAC LC (914–941
+/// of 2048 samples measured, tones and pink noise); A's fade-out is shorter (261–520 after a
+/// packet with a long window). Dropping A's last packet and B's priming packet (FFmpeg's
+/// `aac` cores at 22.05 kHz with SBR signalled; dips in ms, 20 dB under the 250 ms around
+/// the seam, which hold the whole gap; by A's sound in its last packet):
+///
+/// | A's sound in its last packet (core samples) | model | tone | pink noise |
+/// |---|---|---|---|
+/// | 18 | 20.9 | 15.2 | 20.7 |
+/// | 128 | 16.0 | 11.0 | 14.1 |
+/// | 260 | 10.0 | 5.6 | 6.6 |
+/// | 415 | 2.9 | 2.1 | 0 |
+/// | 481 and more | 0 | 0 | 0 |
+///
+/// Not modelled: the window shape of A's last kept packet. An encoder that meets an abrupt
+/// end switches to short windows, with a start window two packets before the end, whose
+/// second half ends in 448 core samples of zeros; A's fade-out after that packet is as long as
+/// B's fade-in (931 samples measured). Keeping it as A's last (two packets left out) the model
+/// predicts 11.6 ms where a tone into a tone measured 21 ms (pink noise: 0 ms, B's pre-echo
+/// fills it).
 ///
 /// Codecs whose packets decode alone to exactly their samples (ALAC, FLAC) are joined by
 /// butting every packet: no seam to plan.
@@ -44,8 +67,11 @@ struct SeamRule: Sendable, Equatable {
     }
 
     var policy: Policy
-    /// Ticks at each end of a crossfade where the fade is more than 20 dB down.
-    var fade: UInt64
+    /// Ticks at the start of a crossfade where B, fading in without its pre-roll, is more
+    /// than 20 dB down.
+    var fadeIn: UInt64
+    /// Ticks at the end of a crossfade where A, fading out, is more than 20 dB down.
+    var fadeOut: UInt64
     /// The longest dip the rule accepts before it trades start error for it (ticks).
     var dipLimit: UInt64
     /// The start error a seam may leave, measured from where the part belongs (ticks): the
@@ -62,24 +88,44 @@ struct SeamRule: Sendable, Equatable {
     /// The most packets of the previous part a laying seam repeats.
     static let maximumRepeats = 2
 
-    /// The rule for `codec` at `timescale` with frames of `frame` ticks.
+    /// How long a codec's fades stay more than 20 dB down at a seam, in 96ths of its frame
+    /// (the decoded duration of a packet, in the track's ticks): the figures the dip model is
+    /// made of, measured in FFmpeg 5.1's decoders (GStreamer 1.22 decodes AAC with the same
+    /// one, `avdec_aac`).
+    struct Fades: Sendable, Equatable {
+        /// B's fade-in at the crossfade's start.
+        var fadeIn: UInt64
+        /// A's fade-out at the crossfade's end.
+        var fadeOut: UInt64
+
+        /// The figures for `codec`; `sbr`: AAC whose configuration signals SBR (HE-AAC).
+        static func of(_ codec: AudioCodec.Kind, sbr: Bool = false) -> Fades {
+            switch codec {
+            // AAC LC: about 470 of 1024 samples at either end, for a tone, whose time-domain
+            // aliasing cancels the most (the first table above).
+            case .aac where !sbr: Fades(fadeIn: 45, fadeOut: 45)
+            // HE-AAC: 960 and 512 of its 2048 samples (the second table above).
+            case .aac: Fades(fadeIn: 45, fadeOut: 24)
+            case .opus, .mp3, .mp2: Fades(fadeIn: 48, fadeOut: 48)
+            case .ac3, .eac3: Fades(fadeIn: 16, fadeOut: 16)  // 256-sample blocks in a 1536-sample frame.
+            case .alac, .flac: Fades(fadeIn: 0, fadeOut: 0)
+            }
+        }
+    }
+
+    /// The rule for `codec` at `timescale` with frames of `frame` ticks; `sbr` for AAC whose
+    /// configuration signals SBR (HE-AAC), whose fades differ (``Fades``).
     ///
     /// - `joining`: dips up to 12 ms (about half an AAC frame at 44.1 kHz), start errors up
     ///   to a frame + 2 ms (issue 27's order: every packet once, then the dip, then the start).
     /// - `laying`: dips up to 2.5 ms, start errors up to half a frame (repeats win it back).
-    init(policy: Policy, codec: AudioCodec.Kind, timescale: UInt32, frame: UInt32) {
+    init(policy: Policy, codec: AudioCodec.Kind, timescale: UInt32, frame: UInt32, sbr: Bool = false) {
         self.policy = policy
         let ticksPerMillisecond = UInt64(timescale) / 1000
         let frame = UInt64(max(frame, 1))
-        switch codec {
-        // HE-AAC's frames last 2048 output samples; its fades were measured no longer than
-        // AAC LC's (concat-conformance), so the fade counts in samples of a 1024-sample frame.
-        case .aac: fade = min(frame, 1024) * 15 / 32
-        case .opus: fade = frame / 2
-        case .ac3, .eac3: fade = frame / 6  // 256-sample blocks in a 1536-sample frame.
-        case .mp3, .mp2: fade = frame / 2
-        case .alac, .flac: fade = 0
-        }
+        let fades = Fades.of(codec, sbr: sbr)
+        fadeIn = frame * fades.fadeIn / 96
+        fadeOut = frame * fades.fadeOut / 96
         butts = codec == .alac || codec == .flac
         switch policy {
         case .joining:
@@ -219,10 +265,11 @@ struct SeamRule: Sendable, Equatable {
     ///   - firstKept: the duration of B's first kept packet.
     func dip(soundEnd: UInt64, keptEnd: UInt64, frame: UInt64, residual: Int64, firstKept: UInt64) -> UInt64 {
         // Times relative to the start of the crossfade (B's first kept packet).
-        let fade = Int64(min(self.fade, frame))
+        let fadeIn = Int64(min(self.fadeIn, frame))
+        let fadeOut = Int64(min(self.fadeOut, frame))
         let aEnd: Int64 = soundEnd <= keptEnd ? -Int64(keptEnd - soundEnd)
-            : min(Int64(min(soundEnd - keptEnd, frame)), Int64(frame) - fade)
-        let bStart: Int64 = residual >= Int64(firstKept) ? residual : max(residual, fade)
+            : min(Int64(min(soundEnd - keptEnd, frame)), Int64(frame) - fadeOut)
+        let bStart: Int64 = residual >= Int64(firstKept) ? residual : max(residual, fadeIn)
         return UInt64(max(bStart - aEnd, 0))
     }
 
