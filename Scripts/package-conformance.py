@@ -22,7 +22,9 @@ checks what independent readers make of the output, never what our parser believ
     the MPD's S@t and to the previous tfdt plus its trun durations, every video segment
     starting with a sync sample, the init's elst equal to the source's (as fractions);
   - CODECS recomputed here: avc1/hvc1/hev1/av01/vp09 from the configuration box bytes,
-    AAC from ffprobe's profile;
+    AAC from ffprobe's profile; VIDEO-RANGE (PQ, HLG, or left out for SDR) from the source's
+    colr box read here, else ffprobe's color_transfer (two HDR clips: PQ H.264 with its colr
+    renamed, so only the SPS VUI says it; HLG HEVC with a colr);
   - refusals: an encrypted input and a video without sync samples exit 69, an existing
     OUTDIR 73 without --overwrite; nothing is left behind.
 Prints one ok/FAIL line per check and a final "N passed, M failed"; exits 1 on failure.
@@ -282,6 +284,29 @@ def codec_string(init, stream):
     return {"Opus": "Opus", "fLaC": "fLaC", "ac-3": "ac-3", "ec-3": "ec-3", "alac": "alac"}.get(fmt)
 
 
+def video_range(data, source_streams):
+    """VIDEO-RANGE recomputed: the transfer characteristics of the source's first video track,
+    from its sample entry's colr box (nclx/nclc, read here) when it has one, else ffprobe's
+    color_transfer (the decoder's reading of the SPS VUI); PQ for 16 (smpte2084), HLG for 18
+    (arib-std-b67), None (left out) for anything else. Returns (range, where it came from)."""
+    moov = child(data, 0, len(data), ["moov"])
+    for kind, s, e in boxes(data, moov[0], moov[1]) if moov else []:
+        hdlr = child(data, s, e, ["mdia", "hdlr"]) if kind == "trak" else None
+        if not hdlr or data[hdlr[0] + 8:hdlr[0] + 12] != b"vide":
+            continue
+        stsd = child(data, s, e, ["mdia", "minf", "stbl", "stsd"])
+        for fmt, es, ee in boxes(data, stsd[0] + 8, stsd[1]):
+            for k, cs, ce in boxes(data, es + 78, ee):
+                if k == "colr" and data[cs:cs + 4] in (b"nclx", b"nclc") and ce - cs >= 10:
+                    transfer = struct.unpack(">H", data[cs + 6:cs + 8])[0]
+                    return {16: "PQ", 18: "HLG"}.get(transfer), f"colr transfer {transfer}"
+            break
+        break
+    video = next((st for st in source_streams if st["codec_type"] == "video"), {})
+    transfer = video.get("color_transfer")
+    return {"smpte2084": "PQ", "arib-std-b67": "HLG"}.get(transfer), f"ffprobe color_transfer {transfer}"
+
+
 # ---------------------------------------------------------------- playlists (our own parser)
 
 def attributes(text):
@@ -324,7 +349,7 @@ def peak(sizes, durations, target):
     return best
 
 
-def check_playlists(name, out, source_streams):
+def check_playlists(name, out, source_streams, source_bytes):
     master_path = os.path.join(out, "master.m3u8")
     lines = open(master_path).read().splitlines()
     check(lines[0] == "#EXTM3U" and "#EXT-X-INDEPENDENT-SEGMENTS" in lines, f"{name}: master has "
@@ -382,6 +407,12 @@ def check_playlists(name, out, source_streams):
             rate = attrs.get("FRAME-RATE", "")
             check(re.fullmatch(r"\d+\.\d{3}", rate) is not None and "RESOLUTION" in attrs,
                   f"{name}: {uri}: RESOLUTION and FRAME-RATE with 3 decimals", str(attrs))
+    if any(s["codec_type"] == "video" for s in source_streams):
+        expected, origin = video_range(source_bytes, source_streams)
+        listed = [attributes(l.split(":", 1)[1]).get("VIDEO-RANGE") for l in lines
+                  if l.startswith("#EXT-X-STREAM-INF:") or l.startswith("#EXT-X-I-FRAME-STREAM-INF:")]
+        check(listed and all(v == expected for v in listed), f"{name}: VIDEO-RANGE {expected or 'left out (SDR)'} on "
+              f"every variant, as the source's {origin} says", str(listed))
     return media, variants
 
 
@@ -479,10 +510,10 @@ def package_and_check(tool, name, source, work, segment=None, extra=()):
     leftovers = [f for f in os.listdir(work) if f.startswith("." + name + "-out.package")]
     check(not leftovers, f"{name}: no temporary folder left", str(leftovers))
 
-    media, variants = check_playlists(name, out, source_streams)
+    source_bytes = open(source, "rb").read()
+    media, variants = check_playlists(name, out, source_streams, source_bytes)
 
     # Segments and init segments, by our own box walker.
-    source_bytes = open(source, "rb").read()
     source_edits = edit_list(source_bytes)
     mpd = open(os.path.join(out, "manifest.mpd")).read()
     for track in report["tracks"]:
@@ -665,9 +696,24 @@ def main():
             ("start-delay", testsrc + ["-itsoffset", "0.5"] + sine + [
                 "-t", "8", "-map", "0", "-map", "1", "-c:v", "libx264", "-bf", "2", "-g", "30", "-c:a", "aac"], 2),
             ("flac-audio-only", sine48 + ["-t", "7", "-c:a", "flac", "-strict", "-2"], 2),
+            # HDR: x264/x265 write the transfer in the SPS VUI, FFmpeg a colr box beside it;
+            # the "-vui" clip has its colr renamed "free", so that only the SPS says PQ.
+            ("hdr-pq-h264-vui", testsrc + sine + [
+                "-t", "8", "-c:v", "libx264", "-g", "48", "-color_trc", "smpte2084", "-color_primaries", "bt2020",
+                "-colorspace", "bt2020nc", "-c:a", "aac"], 2),
+            ("hdr-hlg-hevc-colr", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25"] + sine48 + [
+                "-t", "8", "-c:v", "libx265", "-tag:v", "hvc1", "-pix_fmt", "yuv420p10le", "-x265-params",
+                "keyint=50:min-keyint=50:scenecut=0:log-level=error", "-color_trc", "arib-std-b67",
+                "-color_primaries", "bt2020", "-colorspace", "bt2020nc", "-c:a", "aac"], 2),
         ]
         for name, args, segment in clips:
             path = make(name + ".mp4", args)
+            if path and name.endswith("-vui"):
+                data = bytearray(open(path, "rb").read())
+                at = data.find(b"colr")
+                check(at > 0, f"make {name}: a colr box to rename")
+                data[at:at + 4] = b"free"
+                open(path, "wb").write(bytes(data))
             if path:
                 package_and_check(tool, name, path, work, segment)
                 if name in ("h264-aac-2997", "hevc-hvc1-opus"):

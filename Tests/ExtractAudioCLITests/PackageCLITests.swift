@@ -85,6 +85,50 @@ final class PackageCLITests: XCTestCase {
         XCTAssertTrue(master.contains("#EXT-X-I-FRAME-STREAM-INF:"), master)
     }
 
+    /// `VIDEO-RANGE` against ffprobe's `color_transfer` (smpte2084: PQ, arib-std-b67: HLG,
+    /// bt709: left out): HDR-flagged H.264 and HEVC from x264/x265 (VUI in the SPS) with the
+    /// `colr` FFmpeg writes, and with that box renamed `free` so that only the SPS says it.
+    func testVideoRangeFollowsTheTransferFunction() throws {
+        let cases: [(name: String, codec: [String], transfer: String, keepColourBox: Bool, range: String?)] = [
+            ("pq264", ["-c:v", "libx264", "-pix_fmt", "yuv420p10le"], "smpte2084", true, "PQ"),
+            ("pq264-vui", ["-c:v", "libx264"], "smpte2084", false, "PQ"),
+            ("hlg265", ["-c:v", "libx265", "-tag:v", "hvc1"], "arib-std-b67", true, "HLG"),
+            ("hlg265-vui", ["-c:v", "libx265", "-tag:v", "hev1"], "arib-std-b67", false, "HLG"),
+            ("sdr264", ["-c:v", "libx264"], "bt709", true, nil),
+        ]
+        for item in cases {
+            let path = directory.file(item.name + ".mp4")
+            let colour = item.transfer == "bt709" ? ["-color_primaries", "bt709", "-colorspace", "bt709"]
+                : ["-color_primaries", "bt2020", "-colorspace", "bt2020nc"]
+            let made = try runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25",
+                                              "-t", "2", "-x265-params", "log-level=error"] + item.codec
+                                       + ["-color_trc", item.transfer] + colour + [path])
+            XCTAssertEqual(made.status, 0, made.stderr)
+            if !item.keepColourBox {
+                var bytes = readFile(path)
+                let colr = Array("colr".utf8)
+                let at = try XCTUnwrap((0...(bytes.count - 4)).first { Array(bytes[$0..<$0 + 4]) == colr }, item.name)
+                bytes.replaceSubrange(at..<at + 4, with: Array("free".utf8))
+                XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+            }
+            let probe = try runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries",
+                                                "stream=color_transfer", "-of", "csv=p=0", path])
+            XCTAssertEqual(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines), item.transfer, item.name)
+            let output = directory.file(item.name + "-out")
+            let run = try runCLI(["package", path, output, "--iframes", "--quiet"])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            let master = try String(contentsOfFile: output + "/master.m3u8", encoding: .utf8)
+            let variants = master.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-STREAM-INF:")
+                || $0.hasPrefix("#EXT-X-I-FRAME-STREAM-INF:") }
+            XCTAssertEqual(variants.count, 2, master)
+            for line in variants {
+                let attributes = line.split(separator: ":", maxSplits: 1).last?.split(separator: ",") ?? []
+                XCTAssertEqual(attributes.filter { $0.hasPrefix("VIDEO-RANGE=") },
+                               item.range.map { ["VIDEO-RANGE=\($0)"] } ?? [], "\(item.name): \(line)")
+            }
+        }
+    }
+
     func testSingleFileHoldsEverySegmentByRange() throws {
         let input = try makeInput()
         let output = directory.file("single")

@@ -269,6 +269,13 @@ final class PackagingTests: XCTestCase {
                                      + "CODECS=\"avc1.64001f,mp4a.40.2\",RESOLUTION=1920x1080,FRAME-RATE=29.970,"
                                      + "AUDIO=\"audio1\""), text)
         XCTAssertEqual(lines.last, "track1.m3u8")
+        XCTAssertFalse(text.contains("VIDEO-RANGE"), "SDR is left out")
+        video.videoRange = "PQ"
+        video.keyFrameRanges = [0..<1000, 250_250..<251_000]
+        video.iFramePlaylistURI = "track1_iframes.m3u8"
+        let hdr = try XCTUnwrap(HLSPlaylist.multivariant([video, english], targetDuration: 2))
+        XCTAssertTrue(hdr.contains(",FRAME-RATE=29.970,VIDEO-RANGE=PQ,AUDIO=\"audio1\"\n"), hdr)
+        XCTAssertTrue(hdr.contains("RESOLUTION=1920x1080,VIDEO-RANGE=PQ,URI=\"track1_iframes.m3u8\"\n"), hdr)
     }
 
     func testManifestTimelineStartsAtEachTfdtAndRepeatsRuns() throws {

@@ -301,6 +301,9 @@ public enum Packager {
             if let video = description.video {
                 stream.width = Int(video.width)
                 stream.height = Int(video.height)
+                if let colour = ColourDescription(entry: video), colour.videoRange != "SDR" {
+                    stream.videoRange = colour.videoRange
+                }
                 let ticks = samples.totalDuration
                 let (frames, overflow) = UInt64(samples.count).multipliedReportingOverflow(by: UInt64(track.timescale))
                 if ticks > 0, !overflow {

@@ -60,6 +60,15 @@ struct BitReader {
         // leadingZeros < 32: (1 << leadingZeros) - 1 + suffix < 2^33, computed in 64 bits.
         return UInt32(exactly: (UInt64(1) << UInt64(leadingZeros)) - 1 + UInt64(suffix))
     }
+
+    /// Reads a signed Exp-Golomb code, `se(v)` (ITU-T H.264 § 9.1.1: code k gives
+    /// (−1)^(k+1) × ⌈k ÷ 2⌉): nil where `ue(v)` is.
+    mutating func signedExpGolomb() -> Int64? {
+        guard let code = unsignedExpGolomb() else { return nil }
+        // code < 2^32: its half plus one fits an Int64 either way.
+        let magnitude = Int64(code / 2) + Int64(code % 2)
+        return code % 2 == 1 ? magnitude : -magnitude
+    }
 }
 
 /// Start-code and escaping helpers shared by the codecs whose bitstreams escape start

@@ -62,6 +62,10 @@ public struct StreamTrack: Sendable, Equatable {
     public var height: Int?
     /// Frames per second as a fraction (frames × timescale over ticks), reduced.
     public var frameRate: (numerator: UInt64, denominator: UInt64)?
+    /// The HLS `VIDEO-RANGE` (`PQ`, `HLG`) of a video track whose transfer function is not
+    /// SDR's (``ColourDescription/videoRange``); nil for SDR or an undescribed track, whose
+    /// variants leave the attribute out (RFC 8216bis § 4.4.6.2: SDR is the default).
+    public var videoRange: String?
     /// The media segments in order.
     public var segments: [StreamSegment]
     /// Per segment, the bytes of its key frame with the `moof` before it (an I-frame
@@ -89,7 +93,7 @@ public struct StreamTrack: Sendable, Equatable {
             && a.playlistURI == b.playlistURI && a.initURI == b.initURI && a.initRange == b.initRange
             && a.indexRange == b.indexRange && a.language == b.language && a.name == b.name
             && a.channelCount == b.channelCount && a.sampleRate == b.sampleRate && a.width == b.width
-            && a.height == b.height && a.frameRate?.numerator == b.frameRate?.numerator
+            && a.height == b.height && a.videoRange == b.videoRange && a.frameRate?.numerator == b.frameRate?.numerator
             && a.frameRate?.denominator == b.frameRate?.denominator && a.segments == b.segments
             && a.keyFrameRanges == b.keyFrameRanges && a.iFramePlaylistURI == b.iFramePlaylistURI
     }
@@ -246,7 +250,8 @@ public enum HLSPlaylist {
     /// The multivariant playlist: the audio tracks in `EXT-X-MEDIA` groups (one per audio
     /// codec; the first of each `DEFAULT=YES`), a variant per video track and audio group whose
     /// `BANDWIDTH` is the video's peak plus the largest peak in the group and whose
-    /// `AVERAGE-BANDWIDTH` is the same sum of averages; audio alone, a variant per audio track.
+    /// `AVERAGE-BANDWIDTH` is the same sum of averages, with `VIDEO-RANGE` when the video is
+    /// not SDR; audio alone, a variant per audio track.
     public static func multivariant(_ tracks: [StreamTrack], targetDuration: Int) -> String? {
         var peaks: [UInt32: UInt64] = [:]
         var averages: [UInt32: UInt64] = [:]
@@ -304,6 +309,7 @@ public enum HLSPlaylist {
                     attributes.append("FRAME-RATE=\(thousandths / 1000)."
                                       + String(repeating: "0", count: 3 - fraction.count) + fraction)
                 }
+                if let range = track.videoRange { attributes.append("VIDEO-RANGE=\(range)") }
                 if let group { attributes.append("AUDIO=\"\(group.id)\"") }
                 lines.append("#EXT-X-STREAM-INF:" + attributes.joined(separator: ","))
                 lines.append(track.playlistURI)
@@ -316,6 +322,7 @@ public enum HLSPlaylist {
             else { continue }
             var attributes = ["BANDWIDTH=\(peak)", "CODECS=\"\(track.codecs)\""]
             if let width = track.width, let height = track.height { attributes.append("RESOLUTION=\(width)x\(height)") }
+            if let range = track.videoRange { attributes.append("VIDEO-RANGE=\(range)") }
             attributes.append("URI=\"\(uri)\"")
             lines.append("#EXT-X-I-FRAME-STREAM-INF:" + attributes.joined(separator: ","))
         }
