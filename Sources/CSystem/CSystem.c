@@ -20,6 +20,8 @@
 //   - pthread_create/pthread_join: pthread_create(3), pthread_join(3); pthread_t stays here.
 //   - __atomic_fetch_or/and, __atomic_load_n on uint64_t: clang builtins, lock-free on
 //     arm64, arm64_32 and x86_64.
+//   - csystem_remove_folder: rmdir(2) only on Darwin (getdents64 is Linux's; Darwin's
+//     directory listing calls are not on sigaction(2)'s async-signal-safe list).
 
 #define _GNU_SOURCE
 #include "CSystem.h"
@@ -163,6 +165,42 @@ void csystem_lock_lock(csystem_lock *lock) {
 
 void csystem_lock_unlock(csystem_lock *lock) {
     if (pthread_mutex_unlock(&lock->mutex) != 0) abort();
+}
+
+#if defined(__linux__) && defined(SYS_getdents64)
+// The record getdents64(2) fills: glibc's struct dirent64 has this layout, but readdir(3)
+// allocates (opendir) and is not async-signal-safe, so the system call is made directly.
+struct csystem_dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+#endif
+
+int csystem_remove_folder(const char *path) {
+#if defined(__linux__) && defined(SYS_getdents64)
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        // Entries not yet removed are listed exactly once while others are unlinked
+        // (POSIX readdir); the loop ends when the kernel has no more (0) or fails (< 0).
+        _Alignas(8) char buffer[4096];
+        long count;
+        while ((count = syscall(SYS_getdents64, fd, buffer, sizeof buffer)) > 0) {
+            for (long offset = 0; offset < count;) {
+                struct csystem_dirent64 *entry = (struct csystem_dirent64 *)(buffer + offset);
+                if (entry->d_reclen == 0 || entry->d_reclen > count - offset) break;
+                offset += entry->d_reclen;
+                const char *name = entry->d_name;
+                if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+                unlinkat(fd, name, 0);
+            }
+        }
+        close(fd);
+    }
+#endif
+    return rmdir(path);
 }
 
 uint64_t csystem_atomic_or(uint64_t *word, uint64_t bits) {

@@ -64,6 +64,32 @@ final class FaultTests: XCTestCase {
         }
     }
 
+    /// `package`: SIGINT or SIGTERM once segments are in its temporary folder: exit 130/143 and nothing
+    /// left, neither the folder nor a file of it (the handler used to leave the folder).
+    func testSignalsMidPackageLeaveNoFolder() throws {
+        let input = directory.write("slow.mp4", FaultTests.slowInput)
+        for (signal, status) in [(SIGINT, Int32(130)), (SIGTERM, Int32(143))] {
+            let output = directory.file("out-\(signal)")
+            let process = try start(["package", input, output, "--segment-duration", "1"])
+            let prefix = ".out-\(signal).package-"
+            var segments = 0
+            let deadline = Date().addingTimeInterval(30)
+            while segments < 3, Date() < deadline, process.isRunning {
+                if let folder = directory.contents.first(where: { $0.hasPrefix(prefix) }) {
+                    segments = ((try? FileManager.default.contentsOfDirectory(atPath: directory.file(folder))) ?? [])
+                        .filter { $0.hasSuffix(".m4s") }.count
+                }
+                usleep(1000)
+            }
+            XCTAssertGreaterThanOrEqual(segments, 3, "segments were written before the signal")
+            XCTAssertTrue(process.isRunning, "still packaging when the signal comes")
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationStatus, status, "signal \(signal)")
+            XCTAssertEqual(directory.contents.filter { $0 != "slow.mp4" }, [], "signal \(signal)")
+        }
+    }
+
     func testSIGKILLLeavesNoDestinationAndALaterRunSucceeds() throws {
         let input = directory.write("slow.mp4", Self.slowInput)
         let output = directory.file("killed.m4a")

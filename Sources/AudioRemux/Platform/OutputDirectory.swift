@@ -13,7 +13,9 @@ import CSystem
 /// A folder of output files published at once: the files are written into a temporary
 /// folder beside the destination, which is renamed into place at the end
 /// (`renameat2(RENAME_NOREPLACE)`); until then nothing is at the destination, and on failure
-/// (or without ``publish()``) the temporary folder and every file in it are removed.
+/// (or without ``publish()``) the temporary folder and every file in it are removed — on
+/// SIGINT/SIGTERM too: the folder is registered with ``TemporaryFiles``, whose
+/// ``TemporaryFiles/removeAll()`` the CLI's signal handler calls.
 ///
 /// With `overwrite`, an existing destination is replaced only when it is a folder this
 /// command could have written: holding regular files only, among them `master.m3u8` (or
@@ -24,6 +26,8 @@ final class OutputDirectory {
     let temporaryPath: String
     private let overwrite: Bool
     private var isPublished = false
+    /// The folder's slot in ``TemporaryFiles`` (nil when it could not be registered).
+    private var slot: Int?
 
     /// Creates the temporary folder. Throws `.destinationExists` when `destination` exists
     /// (and may not be replaced), `.cannotCreateOutput` when it is not a replaceable folder
@@ -46,10 +50,14 @@ final class OutputDirectory {
             candidate = directoryName(of: path) + "/" + name + "-\(attempt)"
         }
         temporaryPath = candidate
+        // Registered once it is ours (a folder of the same name made by another run is never
+        // a signal's to remove); a signal between mkdir and here leaves it, empty.
+        slot = TemporaryFiles.register(candidate, isFolder: true)
     }
 
     deinit {
         if !isPublished { Self.removeTree(temporaryPath) }
+        TemporaryFiles.unregister(slot)
     }
 
     /// The path of the output file `name` inside the folder being written.
@@ -105,6 +113,9 @@ final class OutputDirectory {
     func publish() throws {
         syncFolder(temporaryPath)
         if csystem_rename_noreplace(temporaryPath, destination) == 0 {
+            // A signal before this finds no folder at the temporary name: nothing removed.
+            TemporaryFiles.unregister(slot)
+            slot = nil
             isPublished = true
             syncFolder(directoryName(of: destination))
             return
@@ -121,7 +132,10 @@ final class OutputDirectory {
             throw RemuxError(.cannotCreateOutput, "cannot replace \(destination): \(errorText(errno))")
         }
         isPublished = true
-        Self.removeTree(temporaryPath)  // The old folder, now under the temporary name.
+        // The old folder, now under the temporary name: removed here, or by a signal's handler.
+        Self.removeTree(temporaryPath)
+        TemporaryFiles.unregister(slot)
+        slot = nil
         syncFolder(directoryName(of: destination))
     }
 

@@ -66,6 +66,13 @@ uint64_t csystem_atomic_or(uint64_t *word, uint64_t bits);
 uint64_t csystem_atomic_and(uint64_t *word, uint64_t bits);
 uint64_t csystem_atomic_load(const uint64_t *word);
 
+// Removes the folder `path` with the entries directly in it (files; a subfolder stays, and
+// so does the folder then), calling only what a signal handler may: open(2), the
+// getdents64 system call into a buffer on the stack, unlinkat(2), close(2), rmdir(2), on
+// Linux. Elsewhere (no signal-safe way to list a folder) only rmdir(2): a folder still
+// holding files stays. Returns what rmdir returns.
+int csystem_remove_folder(const char *path);
+
 // A joinable thread running `body(context)`. pthread_t is an integer in glibc and a
 // pointer in Darwin and musl (non-optional in Swift for musl, optional for Darwin); this
 // keeps it out of Swift. Returns NULL with errno set when the thread cannot be started
