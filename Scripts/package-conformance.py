@@ -18,6 +18,9 @@ checks what independent readers make of the output, never what our parser believ
     --single-file the server must have answered byte ranges (dashdemux2 of GStreamer 1.22
     leaves out a SegmentBase's last sidx reference, FFmpeg's global_sidx files' too: there the
     frames must be the source's less that last segment's);
+  - FFmpeg's decode of each audio track through master.m3u8 and manifest.mpd, trimmed by the
+    init's edit list (read here: FFmpeg 5.1 does not apply it through those demuxers), equals
+    its decode of the source sample for sample (gapless: the priming is what the edit skips);
   - the playlists, read by this script's own parser: EXT-X-INDEPENDENT-SEGMENTS, EXT-X-MEDIA
     with LANGUAGE/NAME/CHANNELS/DEFAULT, variants with CODECS, RESOLUTION, FRAME-RATE (3
     decimals), BANDWIDTH = video peak + largest audio peak and AVERAGE-BANDWIDTH, both
@@ -656,6 +659,77 @@ def ffmpeg_checks(name, source, out, source_streams, times):
                       f"source's (worst {float(worst) * 1e6:.1f} µs)")
 
 
+def decoded_audio(path, index, cwd=None, ignore_editlist=False):
+    """FFmpeg's decode of audio stream `index` of `path` as interleaved signed 16-bit samples."""
+    edit = ["-ignore_editlist", "1"] if ignore_editlist else []
+    result = run(["ffmpeg", "-v", "error"] + edit + ["-i", path, "-map", f"0:a:{index}", "-f", "s16le",
+                                                    "-c:a", "pcm_s16le", "-"], cwd=cwd)
+    return result.returncode, result.stdout, result.stderr.decode()[-200:]
+
+
+def presented_span(entries, rate):
+    """The samples an edit list presents, as (first, count or None for all) at `rate`:
+    leading empty edits skipped, then the media edit's media_time and duration (rounded to
+    the nearest sample); None for more than one media edit."""
+    media = [(d, t) for d, t in entries if t != -1]
+    if len(media) > 1:
+        return None
+    if not media:
+        return 0, None
+    return int(media[0][1] * rate), int(media[0][0] * rate + Fraction(1, 2))
+
+
+def gapless_checks(name, source, out, report, source_streams):
+    """Decoded audio through the playlists equals the source's, sample for sample. FFmpeg 5.1
+    applies neither the edit list of an init segment read through its hls or dash demuxer nor
+    (for Opus) the source's own, so both are decoded whole (the source with -ignore_editlist)
+    and trimmed here: the source's decode by the source's edit list, the package's by its
+    init's, each read by this script (``presented_span``). The two spans must be the same
+    samples; the priming the edit skips is gone from both. One tolerance, at the end only:
+    where the source's last edit runs past the end of its media (FFmpeg then decodes to the
+    media's end), the package fits it to the media in the movie timescale, rounded down
+    (the project's presentation rule), so its span may end up to one movie tick early -- at
+    most ceil(rate / movie timescale) samples (44 at 44.1 kHz over 1/1000 s); every sample
+    both present must be equal. A track whose edit list has more than one media edit is
+    noted, not compared."""
+    audio_tracks = [t for t in report["tracks"] if t["kind"] == "audio"]
+    audio_streams = [s for s in source_streams if s["codec_type"] == "audio"]
+    source_edits = edit_list(open(source, "rb").read())
+    for k, (track, stream) in enumerate(zip(audio_tracks, audio_streams)):
+        tid = track["input_track_id"]
+        rate = int(stream["sample_rate"])
+        width = 2 * int(stream["channels"])
+        init = open(os.path.join(out, f"track{tid}_init.mp4"), "rb").read()
+        ours = presented_span((list(edit_list(init).values()) or [([], 0)])[0][0], rate)
+        theirs = presented_span(source_edits.get(tid, ([], 0))[0], rate)
+        if ours is None or theirs is None:
+            print(f"note {name}: track {tid}: more than one media edit: decoded audio not compared")
+            continue
+        skip, keep = ours
+        code, wanted, err = decoded_audio(source, k, ignore_editlist=True)
+        overrun = theirs[1] is not None and theirs[0] + theirs[1] > len(wanted) // width
+        mvhd = child(init, *child(init, 0, len(init), ["moov"]), ["mvhd"])
+        scale = struct.unpack(">I", init[mvhd[0] + (20 if init[mvhd[0]] == 1 else 12):][:4])[0]
+        tolerance = -(-rate // scale) if overrun else 0
+        wanted = wanted[theirs[0] * width:]
+        wanted = wanted[:theirs[1] * width] if theirs[1] is not None else wanted
+        for label, path, cwd in (("hls", os.path.join(out, "master.m3u8"), None), ("dash", "manifest.mpd", out)):
+            got_code, got, got_err = decoded_audio(path, k, cwd=cwd)
+            trimmed = got[skip * width:]
+            trimmed = trimmed[:keep * width] if keep is not None else trimmed
+            common = min(len(trimmed), len(wanted))
+            short = (len(wanted) - len(trimmed)) // width
+            same = code == 0 and got_code == 0 and trimmed[:common] == wanted[:common] and common > 0 \
+                and 0 <= short <= tolerance
+            first = next((i // width for i in range(0, common, width)
+                          if trimmed[i:i + width] != wanted[i:i + width]), None)
+            check(same, f"{name}: track {tid}: FFmpeg {label}: decoded audio, less the init's edit ({skip} samples "
+                  f"skipped, {keep if keep is not None else 'all'} kept), equals the source's decode sample for "
+                  f"sample ({len(trimmed) // width} samples" + (f"; {short} fewer at the end, of at most {tolerance}"
+                                                               if tolerance else "") + ")",
+                  f"source {len(wanted) // width} samples, first difference at {first}; {err}{got_err}")
+
+
 def package_and_check(tool, name, source, work, segment=None, extra=()):
     out = os.path.join(work, name + "-out")
     args = [tool, "package", source, out, "--json"] + (["--segment-duration", str(segment)] if segment else []) \
@@ -712,8 +786,9 @@ def package_and_check(tool, name, source, work, segment=None, extra=()):
         if track["kind"] == "video":
             check(ok_sync, f"{name}: track {tid}: every video segment starts with a sync sample")
 
-    # FFmpeg's demuxers against the source's packets.
+    # FFmpeg's demuxers against the source's packets, and its decoded audio (gapless).
     ffmpeg_checks(name, source, out, source_streams, times=True)
+    gapless_checks(name, source, out, report, source_streams)
 
     # GStreamer decodes the same video frames.
     has_video = any(s["codec_type"] == "video" for s in source_streams)
