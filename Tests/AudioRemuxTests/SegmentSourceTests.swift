@@ -21,12 +21,16 @@ final class SegmentSourceTests: XCTestCase {
     /// Packages `input`, then rebuilds every file the packager wrote from the on-demand source
     /// and compares the bytes (and their CRC, for the message).
     func assertServedEqualsPackaged(_ input: String, segmentSeconds: Double, minimumSegments: Int = 2,
+                                    singleFile: Bool = false, iFrames: Bool = false,
                                     file: StaticString = #filePath, line: UInt = #line) throws {
         var options = PackageOptions()
         options.segmentSeconds = segmentSeconds
+        options.singleFile = singleFile
+        options.iFramePlaylists = iFrames
         let out = directory.file("out-\(UUID().uuidString)")
         let result = try Packager.run(from: input, to: out, options: options)
-        let source = try SegmentSource(path: input, segmentSeconds: segmentSeconds)
+        let source = singleFile || iFrames ? try SegmentSource(path: input, options: options)
+            : try SegmentSource(path: input, segmentSeconds: segmentSeconds)
         let written = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
         XCTAssertEqual(source.fileNames.sorted(), written, "the same files", file: file, line: line)
         XCTAssertEqual(source.targetDuration, result.targetDuration, file: file, line: line)
@@ -35,19 +39,49 @@ final class SegmentSourceTests: XCTestCase {
         var ranges = 0
         var headerBytes: UInt64 = 0
         var segments = 0
-        for name in written {
-            let parts = try XCTUnwrap(try source.contents(of: name), name, file: file, line: line)
+        func bytes(of parts: [SegmentPart], _ name: String, counting: Bool = true) -> [UInt8] {
             var served: [UInt8] = []
             for part in parts {
                 switch part {
                 case .bytes(let bytes):
                     served += bytes
-                    if name.hasSuffix(".m4s") { headerBytes += UInt64(bytes.count) }
+                    if counting, name.hasSuffix(".m4s") || name.hasSuffix(".mp4") && singleFile {
+                        headerBytes += UInt64(bytes.count)
+                    }
                 case .range(let offset, let count):
-                    ranges += 1
+                    if counting { ranges += 1 }
                     let start = Int(offset)
                     XCTAssertLessThanOrEqual(start + Int(count), movie.count, name, file: file, line: line)
                     served += movie[start..<min(movie.count, start + Int(count))]
+                }
+            }
+            return served
+        }
+        for name in written {
+            let parts = try XCTUnwrap(try source.contents(of: name), name, file: file, line: line)
+            let served = bytes(of: parts, name)
+            XCTAssertEqual(source.size(of: name), UInt64(served.count), name, file: file, line: line)
+            if singleFile, name.hasSuffix(".mp4") {
+                segments += result.tracks.first { "track\($0.inputID).mp4" == name }?.segmentCount ?? 0
+                // Each segment's byte range, as the media playlist lists it, alone; then ranges
+                // across the init segment, the sidx and segment boundaries, and past the end.
+                let packaged = readFile(out + "/" + name)
+                let playlist = try String(contentsOfFile: out + "/" + name.dropLast(4) + ".m3u8", encoding: .utf8)
+                var wanted: [Range<UInt64>] = playlist.split(separator: "\n")
+                    .filter { $0.hasPrefix("#EXT-X-BYTERANGE:") }.compactMap { line in
+                        let fields = line.dropFirst(17).split(separator: "@").compactMap { UInt64($0) }
+                        return fields.count == 2 ? fields[1]..<(fields[1] + fields[0]) : nil
+                    }
+                XCTAssertEqual(wanted.count, result.tracks.first { "track\($0.inputID).mp4" == name }?.segmentCount,
+                               name, file: file, line: line)
+                let size = UInt64(packaged.count)
+                wanted += [0..<1, 0..<700, 100..<(size / 2), (size / 3)..<(size / 3 + 1), (size - 10)..<(size + 50),
+                           (size + 5)..<(size + 9)]
+                for range in wanted {
+                    let piece = bytes(of: try XCTUnwrap(try source.contents(of: name, range: range)), name,
+                                      counting: false)
+                    let expected = Array(packaged[Int(min(range.lowerBound, size))..<Int(min(range.upperBound, size))])
+                    XCTAssertTrue(piece == expected, "\(name) bytes \(range)", file: file, line: line)
                 }
             }
             if name.hasSuffix(".m4s") {
@@ -65,6 +99,9 @@ final class SegmentSourceTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(ranges, segments, "every segment copies ranges of the source", file: file,
                                     line: line)
         XCTAssertLessThan(headerBytes, UInt64(segments) * 4096, "small headers", file: file, line: line)
+        XCTAssertEqual(written.filter { $0.hasSuffix("_iframes.m3u8") }.isEmpty, !iFrames || result.tracks.allSatisfy {
+            $0.kind != "video"
+        }, file: file, line: line)
         XCTAssertNil(try source.contents(of: "track1_0.m4s"), file: file, line: line)
         XCTAssertNil(try source.contents(of: "nothing.mp4"), file: file, line: line)
     }
@@ -103,6 +140,21 @@ final class SegmentSourceTests: XCTestCase {
         try assertServedEqualsPackaged(fixture("aac-h264-faststart.mp4"), segmentSeconds: 1)
         try assertServedEqualsPackaged(fixture("aac-h264-moov-end.mp4"), segmentSeconds: 2)
         try assertServedEqualsPackaged(fixture("aac-two-audio.mp4"), segmentSeconds: 1)
+    }
+
+    /// `--single-file` and `--iframes`: every file the same bytes, and any byte range of a
+    /// single file built from the segments it covers alone.
+    func testSingleFileAndIFramePlaylists() throws {
+        for (input, seconds) in [(fixture("aac-h264-faststart.mp4"), 1.0), (fixture("video-bframes.mp4"), 0.5),
+                                 (fixture("frag-cmaf.mp4"), 1.0)] {
+            try assertServedEqualsPackaged(input, segmentSeconds: seconds, minimumSegments: 1, singleFile: true)
+            try assertServedEqualsPackaged(input, segmentSeconds: seconds, minimumSegments: 1, iFrames: true)
+            try assertServedEqualsPackaged(input, segmentSeconds: seconds, minimumSegments: 1, singleFile: true,
+                                           iFrames: true)
+        }
+        var movie = SyntheticMovie(sampleCount: 2000)
+        movie.editList = nil
+        try assertServedEqualsPackaged(directory.write("in.m4a", movie.build()), segmentSeconds: 2, singleFile: true)
     }
 
     func testFragmentedInput() throws {

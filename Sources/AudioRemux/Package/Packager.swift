@@ -498,75 +498,107 @@ public enum Packager {
                               folder: OutputDirectory, iFrames: Bool, singleFile: Bool, written: inout Written,
                               progress: ((MuxProgress) -> Void)?, isCancelled: @escaping () -> Bool) throws
         -> StreamTrack {
-        var stream = prepared.stream
         let id = prepared.track.id
         let movieTimescale = prepared.edits == nil ? reader.movie.header.timescale : prepared.editTimescale
-        var keyFrames: [Range<UInt64>] = []
         var done = written
         func report(_ facts: SegmentFacts) {
             done.sampleBytes &+= facts.sampleBytes
             progress?(MuxProgress(bytesDone: done.bytes, sampleBytesDone: done.sampleBytes,
                                   sampleBytesTotal: done.total))
         }
+        var initSize: UInt64 = 0
+        var measured: [SegmentFacts] = []
+        let result: (stream: StreamTrack, index: [UInt8])
         if !singleFile {
             try streamTrack(prepared, movieTimescale: movieTimescale, isCancelled: isCancelled, initSink: {
-                PackageSink(file: try MovieFileSink(destination: folder.path(of: stream.initURI), overwrite: false,
-                                                    sources: [input]))
+                PackageSink(file: try MovieFileSink(destination: folder.path(of: prepared.stream.initURI),
+                                                    overwrite: false, sources: [input]))
             }, initFinished: { sink in
+                initSize = sink.count
                 try publish(sink, &done)
             }, segmentSink: { number in
-                PackageSink(file: try MovieFileSink(destination: folder.path(of: "track\(id)_\(number + 1).m4s"),
+                PackageSink(file: try MovieFileSink(destination: folder.path(of: segmentName(id, number)),
                                                     overwrite: false, sources: [input]))
-            }, segmentFinished: { number, sink, facts in
+            }, segmentFinished: { _, sink, facts in
                 try publish(sink, &done)
-                stream.segments.append(StreamSegment(decodeTime: facts.decodeTime, duration: facts.duration,
-                                                     uri: "track\(id)_\(number + 1).m4s", size: facts.size))
-                keyFrames.append(0..<facts.keyFrameEnd)
+                measured.append(facts)
                 report(facts)
             })
+            result = try layout(prepared, initSize: initSize, segments: measured, singleFile: false, iFrames: iFrames)
         } else {
             // First pass: sizes only, nothing written.
-            var initSize: UInt64 = 0
-            var measured: [SegmentFacts] = []
             try streamTrack(prepared, movieTimescale: movieTimescale, isCancelled: isCancelled,
                             initSink: { PackageSink() }, initFinished: { initSize = $0.count },
                             segmentSink: { _ in PackageSink() },
                             segmentFinished: { _, _, facts in measured.append(facts) })
-            let index = try segmentIndex(measured, timescale: prepared.track.timescale)
-            let name = "track\(id).mp4"
-            let file = try MovieFileSink(destination: folder.path(of: name), overwrite: false, sources: [input])
-            var offset = initSize + UInt64(index.count)
-            stream.initURI = name
-            stream.initRange = 0..<initSize
-            stream.indexRange = initSize..<offset
+            result = try layout(prepared, initSize: initSize, segments: measured, singleFile: true, iFrames: iFrames)
+            let file = try MovieFileSink(destination: folder.path(of: result.stream.initURI), overwrite: false,
+                                         sources: [input])
+            var total: UInt64 = 0
             try streamTrack(prepared, movieTimescale: movieTimescale, isCancelled: isCancelled,
                             initSink: { PackageSink(file: file) }, initFinished: { sink in
                                 var sink = sink
-                                try sink.perform(.write(index[...]))
+                                try sink.perform(.write(result.index[...]))
+                                total = sink.count
                             }, segmentSink: { _ in PackageSink(file: file) },
                             segmentFinished: { number, _, facts in
                                 guard number < measured.count, measured[number].size == facts.size else {
                                     throw RemuxError(.ioError, "track \(id): segment \(number + 1) came out "
                                                      + "differently on the second pass")
                                 }
-                                stream.segments.append(StreamSegment(decodeTime: facts.decodeTime,
-                                                                     duration: facts.duration, uri: name,
-                                                                     byteRange: offset..<(offset + facts.size),
-                                                                     size: facts.size))
-                                keyFrames.append(offset..<(offset + facts.keyFrameEnd))
-                                offset += facts.size
+                                total += facts.size
                                 report(facts)
                             })
             try file.publish()
-            done.bytes &+= offset
+            done.bytes &+= total
             done.files += 1
         }
         written = done
+        return result.stream
+    }
+
+    /// The name of media segment `number` (0-based) of track `id` in the default layout.
+    static func segmentName(_ id: UInt32, _ number: Int) -> String {
+        "track\(id)_\(number + 1).m4s"
+    }
+
+    /// The manifest entry of `prepared` from what its init segment (`initSize` bytes) and
+    /// media segments hold, measured or written: a file per segment, or (`singleFile`) one
+    /// file `trackN.mp4` holding the init segment, the returned `sidx` and the segments, each
+    /// addressed by its byte range; with `iFrames`, a video track's key-frame ranges and
+    /// I-frame playlist. The one layout rule of the package and of ``SegmentSource``.
+    static func layout(_ prepared: PreparedTrack, initSize: UInt64, segments: [SegmentFacts], singleFile: Bool,
+                       iFrames: Bool) throws -> (stream: StreamTrack, index: [UInt8]) {
+        var stream = prepared.stream
+        let id = prepared.track.id
+        var keyFrames: [Range<UInt64>] = []
+        var index: [UInt8] = []
+        if singleFile {
+            index = try segmentIndex(segments, timescale: prepared.track.timescale)
+            let name = "track\(id).mp4"
+            var offset = initSize + UInt64(index.count)
+            stream.initURI = name
+            stream.initRange = 0..<initSize
+            stream.indexRange = initSize..<offset
+            for facts in segments {
+                // Each segment < 2^31 bytes (checked by segmentIndex), a few thousand of them.
+                stream.segments.append(StreamSegment(decodeTime: facts.decodeTime, duration: facts.duration, uri: name,
+                                                     byteRange: offset..<(offset + facts.size), size: facts.size))
+                keyFrames.append(offset..<(offset + facts.keyFrameEnd))
+                offset += facts.size
+            }
+        } else {
+            for (number, facts) in segments.enumerated() {
+                stream.segments.append(StreamSegment(decodeTime: facts.decodeTime, duration: facts.duration,
+                                                     uri: segmentName(id, number), size: facts.size))
+                keyFrames.append(0..<facts.keyFrameEnd)
+            }
+        }
         if iFrames, stream.kind == .video {
             stream.keyFrameRanges = keyFrames
             stream.iFramePlaylistURI = "track\(id)_iframes.m3u8"
         }
-        return stream
+        return (stream, index)
     }
 
     static func publish(_ sink: PackageSink, _ written: inout Written) throws {
