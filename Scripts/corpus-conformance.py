@@ -17,8 +17,10 @@ is still run alone (no moov: every command must refuse it, exit 65).
 
 The class of a file (what each command must do), from the oracles:
   - no moov (mp4box.py finds no top-level moov, or cannot walk the file) -> 65 everywhere;
-  - truncated: a top-level box runs past the end of the file, or a sample (sample table or
-    trun, mp4box.py) lies past it;
+  - truncated: a track's sample (sample table or trun, mp4box.py) lies past the end of the
+    file, or, fragmented, a top-level box other than mfra (placed last by the format) runs
+    past it (the later fragments are lost); a regular file whose cut box holds no listed
+    sample past the end is whole;
   - audio tracks: mp4box.py's traks with handler `soun`; the first is FFmpeg's a:0;
   - encrypted: that track's sample entry is enca/drms or holds a sinf;
   - unsupported: ffprobe names no codec for it ("unknown"), or FFmpeg cannot stream-copy it
@@ -27,7 +29,7 @@ The class of a file (what each command must do), from the oracles:
 
 extraction (`extract-audio IN OUT.m4a`), in this order of precedence:
   no moov -> 65; no audio track -> 79; the audio track truncated (a sample past the end, or
-  the top-level box holding its samples cut) or empty -> 65 (damaged: nothing to extract
+  a fragmented file cut) or empty -> 65 (damaged: nothing to extract
   without --salvage; this comes before the codec, as the README's "truncated with nothing
   salvageable" moov-only PCM recordings need); encrypted or unsupported -> 69; else exit 0
   and the packets of OUT equal those of `ffmpeg -i IN -map 0:a:0 -c:a copy -f ipod` (or
@@ -79,6 +81,11 @@ remux (`remux IN OUT.mp4`, `.mov` when the input is QuickTime: brand `qt  ` or n
   OUT's edit keeps, and plays an lpcm track held in several chunks whole. A
   decoder a player lacks here (AV1, DTS:X, IAMF, AC-4 in GStreamer), and encrypted tracks,
   skip that player's half with the reason, not counted.
+
+Truncated variants (issue 32): every corpus file whose moov lies before the cut is also run
+  cut at 25, 50 and 75 % of its bytes (NAME@P%), through every command above; the oracles
+  class it truncated, so extraction and remux must refuse it (65), probe must agree with
+  ffprobe, and probe --packets must list exactly ffprobe's packets less its partial last one.
 
 damaged (issue 32): a regular (not fragmented, not truncated) input with a video track and
   another track holding sample entries gets that other track's `stsd` renamed `free` (same
@@ -216,11 +223,15 @@ def facts(path):
         f["tracks"].append({"handler": handler, "encrypted": encrypted(trak), "samples": samples,
                             "past_end": past, "entries": [e.kind for e in entries_of(trak)],
                             "trak": trak})
-    # The top-level box cut by the end of the file holds a track's data when one of its
-    # samples starts inside it (a box cut inside moov was handled above).
+    # A track is cut short when one of its samples runs past the end of the file, or, in a
+    # fragmented file, when any top-level box is cut (the fragments after the cut, of every
+    # track, are lost with it). A regular file whose cut box holds no sample past the end
+    # (a trailing box, or an mdat whose listed samples all lie before the cut) still holds
+    # every sample its tables list (a box cut inside moov was handled above).
+    f["fragmented"] = mp4box.is_fragmented(boxes)
     for t in f["tracks"]:
-        t["in_cut_box"] = bool(cut) and any(cut[0].offset <= o < cut[0].end for o, _ in t["samples"] or [])
-    f["truncated"] = any(t["past_end"] or t["in_cut_box"] for t in f["tracks"]) or bool(cut)
+        t["cut"] = t["past_end"] or (f["fragmented"] and bool(cut) and cut[0].kind != b"mfra")
+    f["truncated"] = any(t["cut"] for t in f["tracks"])
     f["nothing_listable"] = all(not [1 for o, s in (t["samples"] or []) if o + s <= len(data)]
                                 for t in f["tracks"])
     f["audio"] = [t for t in f["tracks"] if t["handler"] == b"soun"]
@@ -247,7 +258,7 @@ def extraction_class(f, streams, path, tmp):
     if not f["audio"]:
         return 79, "no track with handler soun"
     audio = f["audio"][0]
-    if audio["past_end"] or audio["in_cut_box"]:
+    if audio["cut"]:
         return 65, "truncated: " + ("its samples run past the end of the file" if audio["past_end"]
                                     else f["cut_box"])
     if audio["samples"] is not None and not audio["samples"]:
@@ -596,6 +607,21 @@ def check_probe(report, tool, path, f):
         for n in notes:
             report.note(n)
     except probe_check.CheckFailed as error:
+        if str(error).startswith("ffprobe exited") and f.get("truncated"):
+            # FFmpeg cannot read the header of some files cut short (a fragmented file cut
+            # before its first whole fragment): then probe must still describe every track
+            # mp4box.py finds, by ID, and exit 0.
+            out = run(tool, "probe", "--json", path)
+            try:
+                ids = sorted(t.get("id") for t in json.loads(out.stdout or b"{}").get("tracks", []))
+            except ValueError:
+                ids = None
+            want = sorted(mp4box.track_id(open(path, "rb").read(), t["trak"]) for t in f["tracks"])
+            report.check(out.returncode == 0 and ids == want,
+                         "probe --json of a file FFmpeg cannot open: the tracks mp4box.py finds",
+                         f"{str(error)[:120]}; ours: exit {out.returncode}, tracks {ids}, mp4box.py {want}",
+                         time.monotonic() - began)
+            return
         report.check(False, "probe --json vs ffprobe streams", str(error)[:300], time.monotonic() - began)
     except Exception as error:
         report.check(False, "probe --json vs ffprobe streams", f"script error: {error!r}", time.monotonic() - began)
@@ -1435,6 +1461,36 @@ def check_input(tool, label, path, tmp_root):
     return report
 
 
+CUTS = (25, 50, 75)
+
+
+def truncated_variants(names, tmp):
+    """Each corpus file whose moov (or, fragmented, whose init) lies before the cut, cut at
+    25, 50 and 75 % of its bytes: NAME@P%. Their class (truncated) comes from the oracles
+    like any input's; a cut that leaves no moov would only repeat the no-moov refusal."""
+    variants = []
+    for n in names:
+        source = os.path.join(CORPUS, n)
+        with open(source, "rb") as f:
+            data = f.read()
+        try:
+            boxes = mp4box.read_tree(data, trailing_ok=True, truncated_ok=True)
+        except Exception:
+            continue  # Not walkable: the whole file is already a damaged input.
+        moov = next((b for b in boxes if b.kind == b"moov" and not b.truncated), None)
+        if moov is None:
+            continue
+        for percent in CUTS:
+            length = len(data) * percent // 100
+            if length < moov.end:
+                continue
+            path = os.path.join(tmp, f"{n}@{percent}%")
+            with open(path, "wb") as out:
+                out.write(data[:length])
+            variants.append((f"{n}@{percent}%", path))
+    return variants
+
+
 def main():
     tool = extract_audio_and_corpus()
     if tool is None:
@@ -1455,6 +1511,7 @@ def main():
                         with open(os.path.join(CORPUS, part), "rb") as f:
                             shutil.copyfileobj(f, out)
                 inputs.append((f"{init}+{n}", joined))
+        inputs += truncated_variants(names, tmp)
         if FILES:
             inputs = [(label, path) for label, path in inputs if any(fnmatch.fnmatch(label, g) for g in FILES)]
         print_reports(check_input, [(tool, label, path, tmp) for label, path in inputs])

@@ -229,6 +229,8 @@ variant dref-external "$TMP/faststart.mp4" "$FIX/dref-external.mp4"
 variant enca "$TMP/faststart.mp4" "$FIX/enca-renamed.mp4"
 variant truncate "$FIX/aac-h264-faststart.mp4" "$FIX/aac-h264-faststart-truncated.mp4"
 variant truncate "$FIX/frag-keyframe.mp4" "$FIX/frag-keyframe-truncated.mp4"
+variant tracks-in-turn "$FIX/aac-h264-moov-end.mp4" "$TMP/tracks-in-turn.mp4"
+variant truncate "$TMP/tracks-in-turn.mp4" "$FIX/tracks-in-turn-truncated.mp4"
 
 echo "metadata, gapless, chapters"
 # Cover art: two small images (PNG and JPEG), attached as pictures: FFmpeg's mp4/ipod

@@ -351,7 +351,7 @@ def table_samples(data, trak):
 
 
 def fragment_samples(data, boxes, wanted_track_id):
-    """[dict(offset, size, duration, moof, trun, index)] of one track's samples in movie
+    """[dict(offset, size, duration, composition_offset, moof, trun, index)] of one track's samples in movie
     fragments, in decode order: every moof/traf of that track, each trun's samples with
     its explicit fields or the tfhd defaults or else the moov/mvex/trex defaults.
     Data offsets follow ISO/IEC 14496-12 8.8.7/8.8.8: the base is tfhd's
@@ -410,14 +410,17 @@ def fragment_samples(data, boxes, wanted_track_id):
                         pos += 4
                     if tflags & 0x400:
                         pos += 4
+                    composition = 0
                     if tflags & 0x800:
+                        # Version 0 counts unsigned, version 1 signed (ISO/IEC 14496-12 8.8.8).
+                        composition = struct.unpack_from(">i" if data[trun.payload] else ">I", data, pos)[0]
                         pos += 4
                     if pos > trun.end:
                         raise ValueError(f"{trun.path} at {trun.offset}: entries exceed the box")
                     if tid == wanted_track_id:
                         samples.append({"offset": cursor, "size": size, "duration": duration,
                                         "explicit_duration": bool(tflags & 0x100),
-                                        "default_duration": default_duration,
+                                        "default_duration": default_duration, "composition_offset": composition,
                                         "moof": moof.offset, "trun": trun.offset, "index": i})
                     cursor += size
             previous_data_end = cursor

@@ -49,11 +49,11 @@ with the Swift reader):
     intact) is listed after its problem object as ffprobe lists it, codec unknown (issue
     32), and compared like any other.
   - A file cut short (a regular file whose chunks run past its end, a fragmented one cut
-    inside a fragment): FFmpeg stops at the first packet it cannot read whole (and
-    returns that one's partial bytes); we list, after a problem object, every sample of
-    each track lying wholly inside the file. Checked: the packets both list are equal,
-    FFmpeg's partial last packet excepted, and each packet we list beyond FFmpeg's lies
-    inside the file.
+    inside a fragment): FFmpeg returns the partial bytes of the sample the end cuts, then
+    stops every track at the first sample of which no byte is in the file, in its read
+    order; we list, after a problem object, the same samples (ReadOrder in the Swift
+    reader) less that partial one. Checked: every track's packets equal FFmpeg's, its
+    partial last packet excepted, and none of ours runs past the end of the file.
   - Files nothing can be listed from (a moov whose boxes are broken, no moov, not an MP4):
     FFmpeg may read what it can; we exit 65 with the box path. Checked: the exit status.
 
@@ -93,7 +93,7 @@ from oracle.run import run  # noqa: E402
 # Then one damaged part next to readable ones (Scripts/damage.py).
 EXTRA = ["video-bframes.mp4", "video-bframes-negative-cts.mp4", "video-ctts-v0-negative.mp4", "frag-tfdt-start.mp4",
          "frag-edit-duration-0.mp4", "damaged/audio-no-stsd.mp4", "damaged/second-moov.mp4",
-         "damaged/audio-chunk-in-moov.mp4"]
+         "damaged/audio-chunk-in-moov.mp4", "tracks-in-turn-truncated.mp4"]
 
 # Fixtures whose expectations are stored in full; the others get per-track CRCs of the
 # packet fields (Swift tests recompute the same CRC), to keep Fixtures/ small.
@@ -115,6 +115,9 @@ def fixture_names():
     return names + [(name, "packets") for name in EXTRA]
 
 
+ENCRYPTION_INFO_REFUSED = set()  # The paths where ffprobe said so.
+
+
 def ffprobe(path):
     result = ffprobe_packets(path, ignore_editlist=True, crc=False, streams=True, text=True)
     if result.returncode != 0:
@@ -134,6 +137,10 @@ def ffprobe(path):
     for stream in streams.values():
         tracks[int(stream["id"], 16)] = {"codec": stream.get("codec_name", ""), "packets": [],
                                          "duration_ts": stream.get("duration_ts"), "type": stream.get("codec_type")}
+    # FFmpeg 5.1 gives up on the encryption info (senc) of a fragment the end of the file
+    # cuts, and stops reading there, early (a known difference, see compare).
+    if "Incorrect number of samples in encryption info" in (result.stderr or ""):
+        ENCRYPTION_INFO_REFUSED.add(path)
     for packet in data.get("packets", []):
         stream = streams.get(packet["stream_index"])
         if stream is None or disposition(stream, "attached_pic"):
@@ -168,6 +175,17 @@ def partial_last(path, track_id, packets):
     table = table_of(path, track_id)
     i = len(packets) - 1
     return i >= len(table) or table[i]["size"] > packets[-1]["size"]
+
+
+def listed_part(path, table, got, damaged):
+    """The part of mp4box.py's `table` a listing of a file cut short holds: its first
+    len(got) samples, each wholly inside the file (the read stops earlier for every track:
+    ReadOrder); the whole table otherwise."""
+    if not any(d["problem"] == "endOfFile" for d in damaged.values()):
+        return table
+    size = os.path.getsize(path)
+    inside = [t for t in table[:len(got)] if t["offset"] + t["size"] <= size]
+    return inside
 
 
 def crc(packets):
@@ -405,7 +423,7 @@ def compare(name, kind, path, binary):
         # FFmpeg refuses the whole file for one damaged table; we list the other tracks.
         problems = []
         for track_id, got in sorted(mine.items()):
-            table = table_of(path, track_id)
+            table = listed_part(path, table_of(path, track_id), got, damaged)
             if [(p["offset"], p["size"], p["duration"]) for p in got] != \
                     [(t["offset"], t["size"], t["duration"]) for t in table]:
                 problems.append(f"track {track_id}: samples differ from mp4box.py's table")
@@ -419,6 +437,8 @@ def compare(name, kind, path, binary):
     problems = []
     fragmented = is_fragmented(path)
     size = os.path.getsize(path)
+    truncated = any(d["problem"] == "endOfFile" for d in damaged.values())
+    refused_encryption = path in ENCRYPTION_INFO_REFUSED
     for track_id, track in sorted(theirs.items()):
         got = mine.get(track_id, [])
         want = track["packets"]
@@ -427,17 +447,18 @@ def compare(name, kind, path, binary):
             notes.append(f"track {track_id}: damaged ({problem['problem']}), listed as a problem where FFmpeg lists "
                          f"{len(want)} packets: {problem['reason'][:100]}")
             continue
-        if problem and problem["problem"] == "endOfFile":
-            # FFmpeg stops at the first packet it cannot read whole; we list every whole sample.
+        if truncated:
+            # FFmpeg gives the partial bytes of the sample the end of the file cuts, then stops
+            # at the first sample of which no byte is there, for every track; we list the
+            # same samples less that partial one (issue 32).
             if partial_last(path, track_id, want):
                 want = want[:-1]
+                notes.append(f"track {track_id}: cut short; FFmpeg's last packet is the partial bytes of a "
+                             "sample cut by the end of the file, not listed")
             if any(p["offset"] + p["size"] > size for p in got):
                 problems.append(f"track {track_id}: a listed sample runs past the end of the file")
-            if len(got) != len(want):
-                notes.append(f"track {track_id}: cut short; {len(got)} whole samples listed, FFmpeg "
-                             f"{len(want)} before stopping")
-            count = min(len(got), len(want))
-            got, want = got[:count], want[:count]
+        if problem and problem["problem"] == "endOfFile":
+            pass
         elif problem and "stsd" in problem["reason"]:
             # No readable sample description, the other tables intact (issue 32): listed as
             # ffprobe lists them, codec unknown, and compared below like any track.
@@ -447,7 +468,7 @@ def compare(name, kind, path, binary):
             problems.append(f"track {track_id}: problem {problem['problem']} but {len(got)} packets listed")
             continue
         if track["codec"].startswith("pcm_") and len(got) != len(want):
-            table = table_of(path, track_id)
+            table = listed_part(path, table_of(path, track_id), got, damaged)
             same = [(p["offset"], p["size"], p["duration"]) for p in got] == \
                 [(s["offset"], s["size"], s["duration"]) for s in table]
             covered = sum(p["size"] for p in got) == sum(p["size"] for p in want)
@@ -457,7 +478,7 @@ def compare(name, kind, path, binary):
                 problems.append(f"track {track_id}: PCM samples differ from mp4box.py's table")
             continue
         if not want and got and os.path.basename(path).startswith("dref-external"):
-            table = table_of(path, track_id)
+            table = listed_part(path, table_of(path, track_id), got, damaged)
             same = [(p["offset"], p["size"], p["duration"]) for p in got] == \
                 [(s["offset"], s["size"], s["duration"]) for s in table]
             notes.append(f"track {track_id}: external data reference, FFmpeg reads no packets; checked "
@@ -466,7 +487,7 @@ def compare(name, kind, path, binary):
                 problems.append(f"track {track_id}: samples differ from mp4box.py's table")
             continue
         if not want and got and chapter_track(path, track_id):
-            table = table_of(path, track_id)
+            table = listed_part(path, table_of(path, track_id), got, damaged)
             same = [(p["offset"], p["size"], p["duration"]) for p in got] == \
                 [(s["offset"], s["size"], s["duration"]) for s in table]
             notes.append(f"track {track_id}: a chapter track (tref/chap), which FFmpeg reads as chapters, not as "
@@ -474,6 +495,13 @@ def compare(name, kind, path, binary):
             if not same:
                 problems.append(f"track {track_id}: samples differ from mp4box.py's table")
             continue
+        if truncated and refused_encryption and len(got) > len(want):
+            # FFmpeg 5.1 refuses the encryption info of the fragment the cut lies in and stops
+            # reading the file early (the 75 % cut gives fewer packets than the 50 % one):
+            # checked on what it lists, a prefix of ours.
+            notes.append(f"track {track_id}: FFmpeg stops early ('Incorrect number of samples in encryption "
+                         f"info'): its {len(want)} packets compared, of our {len(got)}")
+            got = got[:len(want)]
         if len(got) != len(want):
             problems.append(f"track {track_id}: {len(got)} samples, ffprobe {len(want)}")
             continue

@@ -43,7 +43,8 @@ against the file as Scripts/mp4box.py reads it), printed when allowed:
     list: ffprobe's duration is the last sample's end decode time counted from 0
     (mov_read_trun's track_end); ours the samples' total.
   - A file cut short: ours is the duration of the samples lying wholly inside the file
-    (what --salvage extracts, README), ffprobe's that of its tables.
+    (what --salvage extracts, README), for every kind of track, ffprobe's that of its
+    tables.
   - An encrypted sample entry (encv/enca): ours is the entry's type, ffprobe's the
     original format of its sinf/frma.
 
@@ -250,6 +251,15 @@ class File:
                 return struct.unpack_from(">Q" if version == 1 else ">I", self.data, tfdt[0].payload + 4)[0]
         return None
 
+    def fragment_composition_offset(self, tid, end):
+        """The largest trun composition offset of the track's fragment samples lying wholly
+        before byte `end`, 0 when not fragmented or none."""
+        if not self.fragmented:
+            return 0
+        whole = [x["composition_offset"] for x in mp4box.fragment_samples(self.data, self.boxes, tid)
+                 if x["offset"] + x["size"] <= end]
+        return max(whole, default=0)
+
     def max_composition_offset(self, tid):
         """The largest composition offset of the ctts (signed, as FFmpeg reads it), 0 without one."""
         stbl = mp4box.stbl_of(self.trak(tid))
@@ -385,13 +395,28 @@ def known_duration_difference(path, tid, stream, track, duration, tolerance):
         if offset + length > size:
             break
         whole += d
-    if whole < total and track.get("extractable") is False:
-        if edits:
-            ours = presented_duration(f, tid, kind, end=whole)
+    # A fragmented file cut inside a box loses every later fragment, of every track.
+    cut_fragments = f.fragmented and any(b.truncated for b in f.boxes)
+    if whole < total or cut_fragments:
+        # What is there presents up to its decode end, later by B-frames' largest composition
+        # offset (ctts), through the edits as FFmpeg's rule below. Fragmented without edits:
+        # the decode total, as for a whole fragmented track (below). A fragmented track's
+        # edit of duration 0 presents the whole media from its media_time: up to the
+        # whole samples' decode end plus their largest trun composition offset.
+        later = 0 if kind == "audio" or not whole else f.max_composition_offset(tid)
+        media_edits = [e for e in edits if e[1] != -1]
+        if f.fragmented and media_edits and all(e[0] == 0 for e in media_edits):
+            if kind != "audio" and whole:
+                later = max(later, f.fragment_composition_offset(tid, size))
+            ours = Fraction(max(0, whole + later - media_edits[0][1]), timescale)
+        elif edits:
+            ours = presented_duration(f, tid, kind, end=whole + later)
         elif itunes and itunes[0] < whole:
             ours = Fraction(min(itunes[1], whole - itunes[0]), timescale)
-        else:
+        elif f.fragmented:
             ours = Fraction(whole, timescale)
+        else:
+            ours = Fraction(whole + later, timescale)
         if near(duration, ours, unit) and theirs >= ours:
             return (f"the file is cut short: ours {duration:.6f} s is the presentation of the samples wholly "
                     f"inside it ({whole}/{timescale}), ffprobe's {float(theirs):.6f} s that of its tables "

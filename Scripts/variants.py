@@ -498,6 +498,50 @@ def truncate(data):
     return bytes(data[:middle["offset"] + middle["size"] // 2])
 
 
+@variant("tracks-in-turn")
+def tracks_in_turn(data):
+    """Not interleaved: every sample of the first track, then every sample of the next,
+    each track one chunk (stsc one run, stco one offset), as some MPEG-4 systems authoring
+    tools store them; moov first. The source must have its moov after mdat, and one sample
+    entry per track."""
+    boxes = tree(data)
+    kinds = [b.kind for b in boxes]
+    assert kinds.index(b"mdat") < kinds.index(b"moov"), "tracks-in-turn: moov must follow mdat"
+    mdat = mp4box.top(boxes, b"mdat")
+    moov = mp4box.top(boxes, b"moov")
+    traks = [c for c in moov.children if c.kind == b"trak"]
+    payload = bytearray()
+    chunks = []
+    for trak in traks:
+        samples = mp4box.table_samples(data, trak)
+        chunks.append((mp4box.track_id(data, trak), mdat.payload + len(payload), len(samples)))
+        for offset, size, _ in samples:
+            payload += data[offset:offset + size]
+    assert len(payload) <= mdat.size - mdat.header_size
+    payload += bytes(mdat.size - mdat.header_size - len(payload))  # The same length: moov stays put.
+    data = bytearray(data)
+    data[mdat.payload:mdat.end] = payload
+    # New stsc and stco per track, the last track first so earlier boxes keep their offsets.
+    for track, first, count in reversed(chunks):
+        trak = next(t for t in mp4box.top(tree(data), b"moov").children
+                    if t.kind == b"trak" and mp4box.track_id(data, t) == track)
+        kinds = {c.kind: c for c in mp4box.stbl_of(trak).children}
+        table = kinds.get(b"stco") or kinds[b"co64"]
+        data = splice(data, table.offset, table.size, box(b"stco", struct.pack(">III", 0, 1, first)))
+        trak = next(t for t in mp4box.top(tree(data), b"moov").children
+                    if t.kind == b"trak" and mp4box.track_id(data, t) == track)
+        stsc = next(c for c in mp4box.stbl_of(trak).children if c.kind == b"stsc")
+        data = splice(data, stsc.offset, stsc.size, box(b"stsc", struct.pack(">IIIII", 0, 1, 1, count, 1)))
+    # moov moved before mdat (so a cut in the media keeps it): every chunk offset moves by its size.
+    boxes = tree(data)
+    mdat, moov = mp4box.top(boxes, b"mdat"), mp4box.top(boxes, b"moov")
+    header = bytearray(data[moov.offset:moov.end])
+    for table in (b for b in mp4box.walk([moov]) if b.kind == b"stco"):
+        at = table.payload + 8 - moov.offset
+        put_u32(header, at, u32(header, at) + moov.size)
+    return data[:mdat.offset] + header + data[mdat.offset:moov.offset] + data[moov.end:]
+
+
 @variant("dref-external", keeps_samples=False)
 def dref_external(data):
     """The audio track's dinf/dref/'url ' entry flags 1 -> 0: the samples are "in another

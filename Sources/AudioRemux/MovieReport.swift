@@ -141,16 +141,41 @@ extension AudioExtractor {
         }
     }
 
-    static func trackReport(_ track: Track, movie: Movie, source: some ByteSource, name: String) throws -> TrackReport {
+    /// One track's report. `describingCutTracks`: a non-audio track of a file cut short is
+    /// described by the samples wholly inside the file (probe); false keeps the track's own
+    /// claim (`mdhd`, edits), as a tag edit places chapters on the movie players show.
+    static func trackReport(_ track: Track, movie: Movie, source: some ByteSource, name: String,
+                            describingCutTracks: Bool = true) throws -> TrackReport {
         var table: SampleTable?
         var planned: (extraction: Extraction?, problem: String?, salvageable: Bool) = (nil, nil, false)
         if track.isAudio {
             planned = plannedExtraction(of: track, source: source, name: name)
             table = planned.extraction?.table
         }
+        var truncation: String?
         if table == nil {
-            // The one track index: the tables extraction and remux would read, or none.
-            table = try? MovieReader(movie: movie, source: source).sampleTable(of: track).table
+            // The one track index: the tables extraction and remux would read, or none. A
+            // track of a regular file cut short is described by its samples wholly inside
+            // the file (the salvage rule, as for audio), and says so (issue 32).
+            let reader = MovieReader(movie: movie, source: source)
+            do {
+                let tables = try reader.sampleTable(of: track)
+                table = tables.table
+                if let cut = tables.incompleteFragment {
+                    truncation = "the file ends at byte \(movie.fileLength), inside the fragment at byte \(cut.offset): "
+                        + "described by its \(tables.table.sampleCount) samples before the cut"
+                }
+            } catch {
+                if describingCutTracks, (error as? ISOBMFFError)?.code == .invalidSampleTable,
+                   let whole = try? reader.wholeSampleTable(of: track) {
+                    table = whole
+                    truncation = "the file ends at byte \(movie.fileLength): described by the \(whole.sampleCount) of "
+                        + "its \(track.declaredSampleCount) samples that lie wholly inside it"
+                } else if !track.isAudio {
+                    // Shown as such (issue 32); the other tracks are described as usual.
+                    truncation = "its boxes are damaged: \(error)"
+                }
+            }
         }
         let timescale = Double(track.mediaHeader.timescale)
         // What the media holds, as extraction counts it; the mdhd claim only when the tables
@@ -186,18 +211,20 @@ extension AudioExtractor {
             bitrate: bitrate(bytes: table?.totalSampleBytes ?? 0, seconds: mediaSeconds),
             language: track.mediaHeader.languageCode, isEnabled: track.header.isEnabled,
             alternateGroup: Int(track.header.alternateGroup), editList: edits)
-        if track.isAudio, let entry {
-            do {
-                var codec = try AudioCodec(entry: entry, quickTimeLayout: movie.usesQuickTimeLayout)
-                if let table { codec.refine(firstPacket: Extraction.firstPacketHeader(table, source: source)) }
-                report.codec = codec.codecString
-                report.sampleRate = codec.sampleRate
-                report.channelCount = codec.channelCount
-            } catch {
-                report.extractionProblem = "\(error)"
-                if let parsed = try? AudioSampleEntry(parsing: entry, quickTimeLayout: movie.usesQuickTimeLayout) {
-                    (report.sampleRate, report.channelCount) = Self.entryFields(
-                        parsed, format: entry.format, mediaTimescale: track.mediaHeader.timescale)
+        if track.isAudio {
+            if let entry {
+                do {
+                    var codec = try AudioCodec(entry: entry, quickTimeLayout: movie.usesQuickTimeLayout)
+                    if let table { codec.refine(firstPacket: Extraction.firstPacketHeader(table, source: source)) }
+                    report.codec = codec.codecString
+                    report.sampleRate = codec.sampleRate
+                    report.channelCount = codec.channelCount
+                } catch {
+                    report.extractionProblem = "\(error)"
+                    if let parsed = try? AudioSampleEntry(parsing: entry, quickTimeLayout: movie.usesQuickTimeLayout) {
+                        (report.sampleRate, report.channelCount) = Self.entryFields(
+                            parsed, format: entry.format, mediaTimescale: track.mediaHeader.timescale)
+                    }
                 }
             }
             report.primingSamples = Int(clamping: presentation.priming)
@@ -206,7 +233,9 @@ extension AudioExtractor {
             }
             report.extractableWithSalvage = planned.salvageable
             report.warnings = planned.extraction?.presentationWarnings ?? presentation.warnings
-        } else if track.handlerType == .vide, let entry {
+        }
+        if let truncation { report.warnings.append(truncation) }
+        if !track.isAudio, track.handlerType == .vide, let entry {
             report.codec = VideoCodec.codecString(format: entry.format, entry: entry.bytes)
             report.rotation = track.header.rotation
             if let size = VideoCodec.size(format: entry.format, entry: entry.bytes) { (report.width, report.height) = size }

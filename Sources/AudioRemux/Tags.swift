@@ -158,7 +158,7 @@ public enum TagFile {
             var longest = 0.0
             for track in movie.tracks where !removed.contains(track.trackID) {
                 longest = max(longest, try AudioExtractor.trackReport(track, movie: movie, source: source,
-                                                                      name: name).duration)
+                                                                      name: name, describingCutTracks: false).duration)
             }
             let claimed = movie.header.timescale == 0 ? 0
                 : Double(movie.header.duration) / Double(movie.header.timescale)

@@ -1,3 +1,5 @@
+import AudioRemux
+
 /// A minimal JSON writer (the CLI avoids Foundation to start fast).
 enum JSON {
     case string(String)
@@ -11,6 +13,10 @@ enum JSON {
 
     static func optional(_ value: Int?) -> JSON { value.map(JSON.int) ?? .null }
     static func optional(_ value: String?) -> JSON { value.map(JSON.string) ?? .null }
+    /// `dropped_tracks` of remux and package: each damaged input track left out.
+    static func droppedTracks(_ tracks: [RemuxResult.DroppedTrack]) -> JSON {
+        .array(tracks.map { JSON.object([("track_id", .int(Int($0.trackID))), ("reason", .string($0.reason))]) })
+    }
 
     /// On one line, for JSON Lines output.
     var compactText: String {

@@ -79,6 +79,7 @@ struct PackageCommand: CommandRunner {
                     ("files", .int(result.fileCount)), ("bytes", .int(Int(clamping: result.bytesWritten))),
                     ("seconds", .double(Terminal.now() - start)),
                     ("warnings", .array(result.warnings.map(JSON.string))),
+                    ("dropped_tracks", JSON.droppedTracks(result.droppedTracks)),
                 ]).compactText)
             } else if !common.quiet {
                 let list = result.tracks.map { "\($0.codecs) (\($0.segmentCount) segments)" }.joined(separator: ", ")

@@ -23,8 +23,9 @@ struct ProbeCommand: CommandRunner {
         numbers ffprobe -ignore_editlist 1 -show_packets prints. Where a video sample's
         bitstream disagrees with its container sync mark, bitstream_sync says what it says.
         A damaged track is named on stderr (with --json, as one object: track_id, problem,
-        reason) and the others listed; a file cut short lists the samples wholly inside it.
-        Exit 65 only when nothing can be listed.
+        reason) and the others listed; a file cut short is listed as a player reads it, up to
+        the first sample of any track that the end of the file cuts off (ffprobe's packets
+        less its partial last one). Exit 65 only when nothing can be listed.
         """
 
     var inputs: [String]

@@ -23,10 +23,8 @@ extension Probe {
             } catch let error as ISOBMFFError {
                 return malformed(error, input: input, json: json)
             }
-            var tracks = reader.tracks
             if let trackID {
-                tracks = tracks.filter { $0.id == trackID }
-                guard !tracks.isEmpty else {
+                guard reader.track(id: trackID) != nil else {
                     let ids = reader.tracks.map { String($0.id) }.joined(separator: ", ")
                     return report(RemuxError(.noAudioTrack, "\(input) has no track with ID \(trackID) (its tracks: "
                                              + "\(ids.isEmpty ? "none" : ids))"), input: input, output: nil, json: json)
@@ -37,16 +35,14 @@ extension Probe {
             // one none, each after one problem line; only when nothing at all can be listed
             // does the command fail (with nothing on standard output but the error).
             for warning in reader.warnings { Terminal.warning("\(input): \(warning)") }
+            // Every track is indexed, the chosen ones printed: a file cut short is read across
+            // all of them.
             var indexed: [(track: MediaTrack, samples: SampleIndex?, shift: Int64, problem: ISOBMFFError?)] = []
-            for track in tracks {
+            for track in reader.tracks {
                 do {
                     let (samples, truncation) = try reader.wholeSamples(of: track)
-                    var shift: Int64 = 0
-                    if !reader.movie.isFragmented, samples.compositionOffsetRange.lowerBound < 0,
-                       let ctts = try track.track.sampleTable().compositionOffsets {
-                        shift = ctts.ffmpegDecodeTimeShift
-                    }
-                    indexed.append((track, samples, shift, truncation))
+                    indexed.append((track, samples, reader.ffmpegDecodeTimeShift(of: track, samples: samples),
+                                    truncation))
                 } catch let error as ISOBMFFError {
                     // No readable sample description, tables intact: listed as ffprobe lists
                     // them, codec unknown (issue 32).
@@ -54,13 +50,20 @@ extension Probe {
                     indexed.append((track, samples, 0, error))
                 }
             }
-            if indexed.allSatisfy({ $0.samples?.isEmpty ?? true }),
-               let problem = indexed.lazy.compactMap(\.problem).first {
+            let chosen = indexed.filter { trackID == nil || $0.track.id == trackID }
+            if chosen.allSatisfy({ $0.samples?.isEmpty ?? true }),
+               let problem = chosen.lazy.compactMap(\.problem).first {
                 return malformed(problem, input: input, json: json)
             }
+            // A file cut short is listed as a player reads it: up to the first sample of
+            // which no byte is there, for every track at once (issue 32).
+            let listed = reader.samplesReadBeforeTheCut(indexed.map {
+                ($0.track, $0.samples, $0.problem?.code == .endOfFile)
+            })
             var output = OutputBuffer()
             var buffer: [UInt8] = []
-            for (track, samples, shift, problem) in indexed {
+            for ((track, samples, shift, problem), count) in zip(indexed, listed)
+            where trackID == nil || track.id == trackID {
                 let id = Int(track.id)
                 if let problem {
                     let what = samples == nil ? "none of its samples is listed"
@@ -73,7 +76,13 @@ extension Probe {
                     }
                 }
                 guard let samples else { continue }
-                for (index, sample) in samples.enumerated() {
+                if count < samples.count {
+                    Terminal.warning("\(input): track \(id): its first \(count) of \(samples.count) whole samples are "
+                                     + "listed: a player reading the file in time order stops before the others, at the "
+                                     + "first sample of any track that the end of the file (byte "
+                                     + "\(reader.movie.fileLength)) cuts off")
+                }
+                for (index, sample) in samples.prefix(count).enumerated() {
                     // Decode times of a checked table stay below 2^64; real ones below 2^63.
                     let dts = Int64(clamping: sample.decodeTime) &- shift
                     let pts = sample.presentationTime

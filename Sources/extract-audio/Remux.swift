@@ -138,9 +138,7 @@ struct RemuxCommand: CommandRunner {
                     ("bytes", .int(Int(clamping: result.bytesWritten))), ("seconds", .double(seconds)),
                     ("notes", .array(result.notes.map(JSON.string))),
                     ("warnings", .array(result.warnings.map(JSON.string))),
-                    ("dropped_tracks", .array(result.droppedTracks.map {
-                        JSON.object([("track_id", .int(Int($0.trackID))), ("reason", .string($0.reason))])
-                    })),
+                    ("dropped_tracks", JSON.droppedTracks(result.droppedTracks)),
                 ]).compactText)
                 return .success
             }

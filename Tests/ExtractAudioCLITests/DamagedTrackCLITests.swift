@@ -137,4 +137,82 @@ final class DamagedTrackCLITests: XCTestCase {
             XCTAssertEqual(ours, theirs, "\(name) trak \(nth)")
         }
     }
+
+    /// `package` leaves a damaged track out and packages the rest (issue 32): the video
+    /// that FFmpeg's HLS demuxer reads back decodes to the intact source's frames; a file
+    /// whose only audio and video are damaged is refused. `probe` shows the damaged track as
+    /// such (not "extractable").
+    func testPackageDropsTheDamagedTrackAndProbeShowsIt() throws {
+        let source = fixture("aac-h264-faststart.mp4")
+        let sourceFrames = try ffmpegFrames(source)
+        for (input, damaged) in [(try withoutDescriptions("aac-h264-faststart.mp4", trak: 2), 2),
+                                 (fixture("corrupt/stsz-count-mismatch.mp4"), 2)] {
+            let folder = directory.file("package-\((input as NSString).lastPathComponent)")
+            let run = try runCLI(["package", "--json", input, folder])
+            XCTAssertEqual(run.status, 0, "\(input): \(run.stderr)")
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            let dropped = try XCTUnwrap(object["dropped_tracks"] as? [[String: Any]], run.stdout)
+            XCTAssertEqual(dropped.map { $0["track_id"] as? Int }, [damaged], run.stdout)
+            let warnings = run.stderr.split(separator: "\n").filter {
+                $0.contains("track \(damaged) ") && $0.contains("was dropped: its boxes are damaged")
+            }
+            XCTAssertEqual(warnings.count, 1, run.stderr)
+            let played = try ffmpegFrames(folder + "/master.m3u8")
+            XCTAssertEqual(played, sourceFrames, "\(input): the packaged video, through FFmpeg's hls demuxer")
+
+            let probe = try runCLI(["probe", "--json", input])
+            XCTAssertEqual(probe.status, 0, probe.stderr)
+            let tracks = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(probe.stdout.utf8))
+                as? [String: Any])?["tracks"] as? [[String: Any]])
+            let track = try XCTUnwrap(tracks.first { $0["id"] as? Int == damaged })
+            XCTAssertEqual(track["extractable"] as? Bool, false, "\(input): \(track)")
+            XCTAssertTrue((track["problem"] as? String)?.contains("moov/trak[\(damaged)]") == true, "\(track)")
+            let extraction = try runCLI([input, directory.file("audio.m4a")])
+            XCTAssertEqual(extraction.status, 65, "the chosen audio track is damaged: \(extraction.stderr)")
+        }
+        let video = try withoutDescriptions("video-bframes.mp4", trak: 1)
+        let none = try runCLI(["package", video, directory.file("none")])
+        XCTAssertEqual(none.status, 65, none.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("none")))
+    }
+
+    /// `concat` leaves an input's damaged track out (issue 32): two inputs whose audio has no
+    /// `stsd` join as video, every frame FFmpeg decodes the intact source's, twice; an intact
+    /// input and a damaged one differ in kinds and are refused (69), naming the damage.
+    func testConcatDropsTheDamagedTrack() throws {
+        let source = fixture("aac-h264-faststart.mp4")
+        let sourceFrames = try ffmpegFrames(source)
+        let damaged = try withoutDescriptions("aac-h264-faststart.mp4", trak: 2)
+        let joined = directory.file("joined.mp4")
+        let run = try runCLI(["concat", damaged, damaged, joined])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stderr.split(separator: "\n").filter { $0.contains("track 2 was dropped: its boxes are damaged") }
+            .count, 2, run.stderr)
+        XCTAssertEqual(try codecTypes(joined), ["video"])
+        XCTAssertEqual(try ffmpegFrames(joined), sourceFrames + sourceFrames, "FFmpeg: the source's frames, twice")
+
+        let mixed = try runCLI(["concat", source, damaged, directory.file("mixed.mp4")])
+        XCTAssertEqual(mixed.status, 69, mixed.stderr)
+        XCTAssertTrue(mixed.stderr.contains("its boxes are damaged"), mixed.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("mixed.mp4")))
+    }
+
+    /// A fragmented file cut inside a fragment has lost its later samples: `package`,
+    /// `concat` and `mux` (as the music) refuse it (65) and leave nothing, as `remux` does,
+    /// rather than pass a partial copy for a whole one.
+    func testCutFragmentedInputsAreRefused() throws {
+        let cut = fixture("frag-keyframe-truncated.mp4")
+        let runs: [(String, [String])] = [
+            ("package", ["package", cut, directory.file("p")]),
+            ("concat", ["concat", cut, cut, directory.file("c.mp4")]),
+            ("mux", ["mux", fixture("aac-h264-faststart.mp4"), "--audio", cut, directory.file("m.mp4")]),
+            ("remux", ["remux", cut, directory.file("r.mp4")]),
+        ]
+        for (name, arguments) in runs {
+            let run = try runCLI(arguments)
+            XCTAssertEqual(run.status, 65, "\(name): \(run.stderr)")
+            XCTAssertTrue(run.stderr.contains("inside the fragment"), "\(name): \(run.stderr)")
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path), [], "nothing left behind")
+    }
 }

@@ -170,20 +170,38 @@ struct ConcatPlan {
         var warnings: [String] = []
         // Each input: its reader, its first video track and its audio (as a music clip is read).
         var readers: [MovieReader<Source>] = []
+        var droppedTracks: [[String]] = []  // Per input: its damaged tracks, left out.
         var videos: [MediaTrack?] = []
         var clips: [Clip?] = []
         for (input, name) in zip(inputs, names) {
             let reader = try BackgroundMusic.blaming(video: name) {
                 try BackgroundMusic.explained(source: input) { try MovieReader(reading: input) }
             }
-            let video = reader.tracks.first { $0.kind == .video }
-            let hasAudio = reader.tracks.contains { $0.kind == .audio }
+            // A damaged track (no readable stsd, tables that contradict one another) is left
+            // out with a warning and the input joined as if it were not there (issue 32); if
+            // that leaves the inputs differing, the join is refused below, naming it.
+            var damaged = Set<UInt32>()
+            var dropped: [String] = []
+            for track in reader.tracks where track.kind == .audio || track.kind == .video {
+                guard let damage = reader.damage(of: track) else { continue }
+                damaged.insert(track.id)
+                dropped.append("track \(track.id)\(track.format.map { " (\($0))" } ?? "") was dropped: its boxes are "
+                               + "damaged: \(damage.description)")
+            }
+            warnings += dropped.map { "\(name): \($0)" }
+            droppedTracks.append(dropped)
+            let video = reader.tracks.first { $0.kind == .video && !damaged.contains($0.id) }
+            // The first audio track is the one joined (as a music clip is read): damaged, none.
+            let hasAudio = reader.tracks.first { $0.kind == .audio }.map { !damaged.contains($0.id) } ?? false
             guard video != nil || hasAudio else {
-                throw RemuxError(.noAudioTrack, "\(name) has neither an audio nor a video track")
+                throw RemuxError(damaged.isEmpty ? .noAudioTrack : .invalidInput,
+                                 "\(name) has neither an audio nor a video track"
+                                 + (damaged.isEmpty ? "" : " that is not damaged (see the warnings)"))
             }
             let clip = hasAudio ? try BackgroundMusic.blaming(video: name) { try Clip(path: name, input: input) } : nil
             let others = reader.tracks.filter { track in
                 track.id != video?.id && track.id != clip?.track.id && !Chapters.isTextTrack(track.track)
+                    && !damaged.contains(track.id)
             }
             if !others.isEmpty && readers.isEmpty {
                 warnings.append("left out of the join: " + others.map { "track \($0.id) (\($0.track.handlerType))" }
@@ -202,8 +220,10 @@ struct ConcatPlan {
                     [videos[j] != nil ? "video" : nil, clips[j] != nil ? "audio" : nil].compactMap { $0 }
                         .joined(separator: " and ")
                 }
+                let damage = [0, i].flatMap { j in droppedTracks[j].map { "\(names[j]): \($0)" } }
                 throw RemuxError(.incompatibleClips, "\(names[i]) has \(kinds(i)) where \(names[0]) has \(kinds(0)): "
-                                 + "the inputs of a join must have the same kinds of track")
+                                 + "the inputs of a join must have the same kinds of track"
+                                 + (damage.isEmpty ? "" : " (" + damage.joined(separator: "; ") + ")"))
             }
             if let clip = clips[i], let first = clips[0], !clip.sharesCoding(with: first) {
                 throw RemuxError(.incompatibleClips, "\(names[i]) is coded differently from \(names[0]) "

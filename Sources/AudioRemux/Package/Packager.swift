@@ -51,6 +51,9 @@ public struct PackageResult: Sendable {
     public var fileCount: Int
     /// Tracks left out and other things worth saying.
     public var warnings: [String]
+    /// The input's tracks left out because their boxes are damaged (issue 32), each also
+    /// named in ``warnings``.
+    public var droppedTracks: [RemuxResult.DroppedTrack] = []
 }
 
 /// Packages a movie for HTTP streaming by stream copy (issue 31): per audio and video track,
@@ -123,7 +126,8 @@ public enum Packager {
                 averageBandwidth: stream.averageBandwidth ?? 0))
         }
         return PackageResult(outputPath: folder.destination, tracks: tracks, targetDuration: target,
-                             bytesWritten: written.bytes, fileCount: written.files, warnings: prepared.warnings)
+                             bytesWritten: written.bytes, fileCount: written.files, warnings: prepared.warnings,
+                             droppedTracks: prepared.dropped)
     }
 
     /// The target duration and the texts of the package's playlists and manifest, by file name.
@@ -178,6 +182,7 @@ public enum Packager {
     struct Prepared {
         var tracks: [PreparedTrack]
         var warnings: [String]
+        var dropped: [RemuxResult.DroppedTrack] = []
     }
 
     /// Bytes and files written so far, for progress and the result.
@@ -194,6 +199,7 @@ public enum Packager {
     static func prepare(_ reader: MovieReader<InputFile>, segmentDuration: MediaTime) throws -> Prepared {
         let movie = reader.movie
         var warnings: [String] = []
+        var dropped: [RemuxResult.DroppedTrack] = []
         var kept: [(MediaTrack, SampleIndex, TrackPresentation)] = []
         for track in reader.tracks {
             guard track.kind == .audio || track.kind == .video else {
@@ -209,7 +215,14 @@ public enum Packager {
             do {
                 samples = try reader.samples(of: track)
             } catch let error as ISOBMFFError {
-                throw RemuxError(error)
+                // A damaged track (no readable stsd, tables that contradict one another) is
+                // left out and the others packaged (issue 32); a file cut short is not one
+                // damaged track: a package copies whole inputs only.
+                guard reader.damage(of: track) != nil else { throw RemuxError(error) }
+                let reason = "its boxes are damaged: \(error.description)"
+                dropped.append(RemuxResult.DroppedTrack(trackID: track.id, reason: reason))
+                warnings.append("track \(track.id)\(track.format.map { " (\($0))" } ?? "") was dropped: \(reason)")
+                continue
             }
             guard samples.count > 0 else {
                 warnings.append("track \(track.id) has no samples: left out")
@@ -220,6 +233,10 @@ public enum Packager {
             kept.append((track, samples, presentation))
         }
         guard !kept.isEmpty else {
+            if let damaged = dropped.first {
+                throw RemuxError(.invalidInput, "track \(damaged.trackID), the only audio or video track, cannot be "
+                                 + "packaged: \(damaged.reason)")
+            }
             throw RemuxError(.unsupportedInput, "the file has no audio or video track to package")
         }
         var planned: [SegmentPlanner.Track] = []
@@ -326,7 +343,7 @@ public enum Packager {
                                           editTimescale: presentation.segmentTimescale, segments: segments,
                                           stream: stream, sampleBytes: bytes, compositionShift: shift))
         }
-        return Prepared(tracks: prepared, warnings: warnings)
+        return Prepared(tracks: prepared, warnings: warnings, dropped: dropped)
     }
 
     /// What is added to every composition offset of a track whose offsets go below 0, and to

@@ -14,6 +14,10 @@ public struct FragmentedTrack: Sendable {
     /// The decode time of the first sample: the first fragment's `tfdt` when the track has
     /// no samples in `moov`, else 0. The tables' durations count from it.
     public var firstDecodeTime: UInt64 = 0
+    /// When the cut fragment's `moof` lists samples of the track that the end of the file
+    /// cuts off: how its whole samples end (``ReadOrder/Cut``). Nil when the track has no
+    /// sample there (a demuxer never learns of its later fragments: the track just ends).
+    public var cut: ReadOrder.Cut?
 }
 
 extension Movie {
@@ -45,6 +49,7 @@ extension Movie {
         var emptySamples: UInt64 = 0
         var incomplete: UInt64?
         var firstDecodeTime: UInt64?
+        var cut: ReadOrder.Cut?
         for range in fragmentRanges {
             let size = range.upperBound - range.lowerBound  // A Range's bounds are ordered.
             guard size <= Limits.maximumFragmentBoxSize else {
@@ -94,6 +99,10 @@ extension Movie {
                         guard end <= fileLength else { break }
                         count += 1
                     }
+                    // The first sample not wholly inside (end - its size: no underflow).
+                    let start = end - UInt64(chunk.size(count))
+                    cut = start < fileLength ? .inside(offset: start, duration: chunk.sample(count).duration)
+                        : .atNextSample
                 }
                 try builder.appendChunk(offset: chunk.offset, sampleDescriptionIndex: chunk.sampleDescriptionIndex,
                                     count: count, sample: chunk.sample)
@@ -105,14 +114,17 @@ extension Movie {
             }
             fragmentCount += 1
         }
-        if incomplete == nil, let cut = truncatedBox, cut.type == .moof || cut.type == .mdat {
+        // A box cut by the end of the file: whatever followed it is lost, fragments of this
+        // track among them (a styp, sidx, emsg or prft cut before its moof as well as the
+        // moof or mdat itself), except after an `mfra`, which the format places last.
+        if incomplete == nil, let cut = truncatedBox, cut.type != "mfra" {
             incomplete = cut.offset
         }
         let boxes = builder.boxes(descriptions: track.sampleDescriptions,
                                   groups: initial.boxes.sampleGroupDescriptions.filter { _ in initial.sampleCount > 0 },
                                   sampleToGroups: initial.boxes.sampleToGroups.filter { _ in initial.sampleCount > 0 })
         return FragmentedTrack(boxes: boxes, fragmentCount: fragmentCount, incompleteFragmentOffset: incomplete,
-                               firstDecodeTime: firstDecodeTime ?? 0)
+                               firstDecodeTime: firstDecodeTime ?? 0, cut: cut)
     }
 
     /// Appends the samples `moov` lists, walking `stts` and `ctts` alongside rather than

@@ -60,11 +60,40 @@ public struct MovieReader<Source: ByteSource> {
     ///
     /// - Throws: the track's ``MediaTrack/problem``; `.invalidSampleTable` and the other
     ///   ``ISOBMFFError`` codes when the tables contradict one another or point outside the
-    ///   file (for a file cut short, ``wholeSamples(of:)`` reads the samples before the cut).
+    ///   file; `.endOfFile` for a fragmented file cut inside a fragment (for a file cut
+    ///   short, ``wholeSamples(of:)`` reads the samples before the cut).
     public func samples(of track: MediaTrack) throws -> SampleIndex {
         if let problem = track.problem { throw problem }
         let tables = try sampleTable(of: track.track)
+        if let cut = fragmentCut(tables, of: track) { throw cut }
         return try SampleIndex(table: tables.table, firstDecodeTime: tables.firstDecodeTime)
+    }
+
+    /// Why `track` cannot be copied although the rest of the file can (issue 32: one damaged
+    /// track never sinks the others): its ``MediaTrack/problem`` (no readable sample
+    /// description), or tables that contradict one another or point outside the file or into
+    /// `moov`. Nil for an intact track, and for a track of a file cut short, whose damage is
+    /// the file's (``wholeSamples(of:)``). Costs what ``samples(of:)`` costs.
+    public func damage(of track: MediaTrack) -> ISOBMFFError? {
+        do {
+            _ = try samples(of: track)
+            return nil
+        } catch let error as ISOBMFFError {
+            if error.code == .endOfFile { return nil }
+            if track.problem == nil, (try? wholeSamples(of: track))?.truncation != nil { return nil }
+            return error
+        } catch {
+            return nil  // samples(of:) throws ISOBMFFError only.
+        }
+    }
+
+    /// The `.endOfFile` error of a fragmented track whose file ends inside a fragment: its
+    /// later samples, and later fragments, are lost.
+    func fragmentCut(_ tables: TrackTables, of track: MediaTrack) -> ISOBMFFError? {
+        guard let cut = tables.incompleteFragment?.offset else { return nil }
+        return ISOBMFFError(.endOfFile, "the file ends at byte \(movie.fileLength), inside the fragment at byte "
+                            + "\(cut): \(tables.table.sampleCount) whole samples of track \(track.id) lie before the cut",
+                            path: "moof", offset: cut)
     }
 
     /// The samples of a track whose sample description is missing or unreadable (its
@@ -141,10 +170,7 @@ public struct MovieReader<Source: ByteSource> {
         if movie.isFragmented {
             let tables = try sampleTable(of: track.track)
             let samples = try SampleIndex(table: tables.table, firstDecodeTime: tables.firstDecodeTime)
-            guard let cut = tables.incompleteFragment?.offset else { return (samples, nil) }
-            return (samples, ISOBMFFError(.endOfFile, "the file ends at byte \(movie.fileLength), inside the fragment "
-                                          + "at byte \(cut): \(tables.table.sampleCount) whole samples of track "
-                                          + "\(track.id) lie before the cut", path: "moof", offset: cut))
+            return (samples, fragmentCut(tables, of: track))
         }
         do {
             return (try samples(of: track), nil)
