@@ -30,6 +30,13 @@ public struct ExtractionOptions: Sendable {
     public var keepMetadata: Bool
     /// Tag changes made to the output (after ``keepMetadata`` kept or dropped the input's).
     public var tags = TagChanges()
+    /// An audio cut (issue 14): only `[from, to)` of the track's presentation, copied from
+    /// the input's own samples — those covering the range plus the decoder's pre-roll — with
+    /// an edit list presenting exactly the range and, where the whole extraction carries
+    /// one, an `iTunSMPB` item saying the same; the input's chapters are left out. Nil (the
+    /// default) for the whole track. A range the track presents nothing of is a
+    /// ``RemuxError/Code/invalidArgument``.
+    public var range: CutRange?
 
     /// Options with safe defaults: the first audio track, an existing destination left alone,
     /// no salvage, metadata kept, a 1 MiB buffer. `bufferSize` is raised to at least 64 KiB.

@@ -99,6 +99,19 @@ extension OutputExtras {
     }
 }
 
+/// An audio cut of the extracted track (issue 14), planned over the input's own samples:
+/// ``CutPlan`` says which to copy (the range and the decoder's pre-roll) and the edits that
+/// present exactly `[from, to)`; ``ExtractedMovie`` copies them as it copies a whole track.
+struct AudioCutPlan {
+    /// The input track's samples (``MovieReader/sampleTable(of:)``'s table, indexed).
+    var samples: SampleIndex
+    var plan: CutPlan
+    /// The output's movie timescale, in which the plan's segment durations count.
+    var movieTimescale: UInt32
+    /// Whether the output gets an `iTunSMPB` item for the cut (the whole extraction has one).
+    var setsGaplessItem: Bool
+}
+
 /// The output of an extraction, planned as a ``MovieWriter`` holds it: `ftyp`, a `moov`
 /// with the audio track (ID 1) and the chapter track (ID 2) when there is one, then the
 /// samples. The writer builds every table and lays the file out (`moov` first, `stco` or
@@ -107,6 +120,8 @@ struct ExtractedMovie {
     var writer: MovieWriter
     /// The output's presented duration in seconds (its edit list's).
     var presentedSeconds: Double
+    /// The input samples copied, in decode order: all of the table's, or a cut's.
+    var samples: Range<Int>
     /// What was dropped or repaired to keep the output readable: the extras' warnings and
     /// the sample entries' (``AudioSampleEntry/sanitized(_:quickTimeLayout:path:)``).
     var warnings: [String]
@@ -136,9 +151,11 @@ struct ExtractedMovie {
     ///     presentation rule (``TrackPresentation``) fitted to the media, written as it is.
     ///   - movieTimescale: the timescale `track`'s edit list counts in, when not the input
     ///     movie's (an edit made from `iTunSMPB` counts samples).
+    ///   - cut: an audio cut (``AudioCutPlan``): only its samples are copied, its edits
+    ///     replace the track's, and the whole input's chapters are left out.
     init(movie: Movie, track: Track, table: SampleTable, entries: [[UInt8]], entryIndex: [UInt32: UInt32],
          codec: AudioCodec.Kind, mediaDuration: UInt64, movieTimescale outputTimescale: UInt32? = nil,
-         extras: OutputExtras = OutputExtras()) throws {
+         extras: OutputExtras = OutputExtras(), cut: AudioCutPlan? = nil) throws {
         var warnings = extras.warnings
         let entries = entries.map { entry in
             let result = AudioSampleEntry.sanitized(entry, quickTimeLayout: false,
@@ -151,20 +168,25 @@ struct ExtractedMovie {
         // With an edit list, the input's movie timescale is kept, so the edits stay exact.
         // Without one, the output gets the edit list FFmpeg writes: all of the media from
         // time 0, in milliseconds, rounded up.
-        let inputEdits = track.editList.flatMap { $0.entries.isEmpty ? nil : $0 }
-        let movieTimescale = inputEdits != nil ? outputTimescale ?? movie.header.timescale : 1000
+        // A cut's edits count in the timescale its plan chose (``AudioCutPlan``).
+        let movieTimescale = cut?.movieTimescale
+            ?? Self.movieTimescale(of: track, in: movie, gaplessTimescale: outputTimescale)
         guard movieTimescale > 0, media.timescale > 0 else {
             throw RemuxError(.invalidInput, "\(track.path): the movie or media timescale is 0")
         }
-        let editList = inputEdits ?? EditListBox(entries: [
-            .init(segmentDuration: rescaleRoundingUp(mediaDuration, from: media.timescale, to: movieTimescale) ?? 0,
-                  mediaTime: 0),
-        ])
+        let editList = cut.map { EditListBox(entries: $0.plan.edits) }
+            ?? track.editList.flatMap { $0.entries.isEmpty ? nil : $0 }
+            ?? EditListBox(entries: [
+                .init(segmentDuration: rescaleRoundingUp(mediaDuration, from: media.timescale, to: movieTimescale) ?? 0,
+                      mediaTime: 0),
+            ])
         let trackDuration = editList.entries.totalDuration
         if trackDuration == UInt64.max {
             throw RemuxError(.invalidInput, "\(track.path): the track's duration does not fit in 64 bits")
         }
-        presentedSeconds = Double(trackDuration) / Double(movieTimescale)
+        presentedSeconds = cut.map { MediaTime.seconds($0.plan.presentedTicks, timescale: media.timescale) }
+            ?? Double(trackDuration) / Double(movieTimescale)
+        samples = cut?.plan.samples ?? 0..<table.sampleCount
 
         writer = MovieWriter(movieTimescale: movieTimescale)
         writer.fileType = Self.fileType(for: codec)
@@ -172,8 +194,16 @@ struct ExtractedMovie {
         writer.modificationTime = movie.header.modificationTime
         writer.userData = extras.userData
         writer.metadata = extras.metadata
-        // One chunk holds at most a MiB, whatever its duration: the output is read in order.
-        writer.chunkSeconds = .infinity
+        if cut != nil {
+            // Nero chapters and iTunSMPB describe the whole input: the cut gets its own iTunSMPB
+            // (below) where the whole extraction has one, and no chapters.
+            if let userData = writer.userData {
+                writer.userData = Metadata.userData(removingGaplessFrom: Gapless.removing(["chpl"], from: userData))
+            }
+        } else {
+            // One chunk holds at most a MiB, whatever its duration: the output is read in order.
+            writer.chunkSeconds = .infinity
+        }
 
         var audio = TrackDescription(handler: HandlerBox(handlerType: .soun, name: "SoundHandler"),
                                      timescale: media.timescale, language: media.language, sampleEntries: entries,
@@ -189,23 +219,33 @@ struct ExtractedMovie {
         audio.modificationTime = track.header.modificationTime
         audio.mediaCreationTime = media.creationTime
         audio.mediaModificationTime = media.modificationTime
-        audio.mediaDuration = mediaDuration
-        if extras.chapterTrack != nil { audio.references["chap"] = [2] }
+        // A cut's media lasts what its samples last (the writer sums them).
+        audio.mediaDuration = cut == nil ? mediaDuration : nil
+        let chapterTrack = cut == nil ? extras.chapterTrack : nil
+        if chapterTrack != nil { audio.references["chap"] = [2] }
 
-        var groupDescriptions = table.boxes.sampleGroupDescriptions
-        var sampleToGroups = table.boxes.sampleToGroups
-        if codec == .aac && !groupDescriptions.contains(where: { $0.groupingType == .roll }) {
-            groupDescriptions.append(.aacRoll)
-            sampleToGroups.append(SampleToGroupBox(groupingType: .roll, entries: [
-                .init(sampleCount: UInt32(table.sampleCount), groupDescriptionIndex: 1),
-            ]))
-        }
+        var (groupDescriptions, sampleToGroups) = Self.sampleGroups(of: table, codec: codec)
+        if let cut { sampleToGroups = CutPlan.slice(sampleToGroups, to: cut.plan.samples) }
         try parse {
             let id = try writer.addTrack(audio)
-            try writer.append(contentsOf: table, from: 0, to: id) { entryIndex[$0] ?? 1 }
+            if let cut {
+                let ticks = try Self.append(cut, to: id, of: &writer) { entryIndex[$0] ?? 1 }
+                if cut.setsGaplessItem {
+                    // iTunSMPB as the cut's edit list says it: priming = its media time, the
+                    // valid samples = the range, the padding = what follows.
+                    let priming = editList.entries.first { !$0.isEmpty }.map { UInt64(clamping: $0.mediaTime) } ?? 0
+                    let presented = cut.plan.presentedTicks
+                    let (used, overflow) = priming.addingReportingOverflow(presented)
+                    writer.userData = Metadata.userData(writer.userData, settingGapless: priming,
+                                                        padding: !overflow && used <= ticks ? ticks - used : 0,
+                                                        sampleCount: presented)
+                }
+            } else {
+                try writer.append(contentsOf: table, from: 0, to: id) { entryIndex[$0] ?? 1 }
+            }
             try writer.setEdits(editList.entries, for: id)
             try writer.setSampleGroups(groupDescriptions, assignments: sampleToGroups, for: id)
-            if let chapters = extras.chapterTrack {
+            if let chapters = chapterTrack {
                 let chapterID = try writer.addTrack(chapters.description)
                 for (sample, duration) in zip(chapters.samples, chapters.durations) {
                     try writer.append(sample, duration: duration, to: chapterID)
@@ -220,6 +260,51 @@ struct ExtractedMovie {
                 self.warnings.append(warning)
             }
         }
+    }
+
+    /// The movie timescale of a whole extraction's output: with an edit list, the input's
+    /// (or `gaplessTimescale`, the media's, for an edit made from `iTunSMPB`), so that the
+    /// edits stay exact; without one, milliseconds, as FFmpeg writes it.
+    static func movieTimescale(of track: Track, in movie: Movie, gaplessTimescale: UInt32?) -> UInt32 {
+        track.editList.map { !$0.entries.isEmpty } == true ? gaplessTimescale ?? movie.header.timescale : 1000
+    }
+
+    /// The input's sample groups, with for AAC the roll-recovery group (-1) FFmpeg writes
+    /// when the input has none, over every sample of `table`.
+    static func sampleGroups(of table: SampleTable, codec: AudioCodec.Kind)
+        -> (descriptions: [SampleGroupDescriptionBox], assignments: [SampleToGroupBox]) {
+        var groupDescriptions = table.boxes.sampleGroupDescriptions
+        var sampleToGroups = table.boxes.sampleToGroups
+        if codec == .aac && !groupDescriptions.contains(where: { $0.groupingType == .roll }) {
+            groupDescriptions.append(.aacRoll)
+            sampleToGroups.append(SampleToGroupBox(groupingType: .roll, entries: [
+                .init(sampleCount: UInt32(table.sampleCount), groupDescriptionIndex: 1),
+            ]))
+        }
+        return (groupDescriptions, sampleToGroups)
+    }
+
+    /// Appends the samples of `cut` to `track`, each sample entry renumbered by `entry`, and
+    /// returns the media ticks they last. The pre-roll (the samples after the first, up to
+    /// the one presenting the cut's start) is written as non-sync samples: a player that
+    /// starts at the sync sample at or before the edit's start (GStreamer's qtdemux) then
+    /// decodes the pre-roll rather than starting cold at the presented packet.
+    static func append(_ cut: AudioCutPlan, to track: UInt32, of writer: inout MovieWriter,
+                       entry: (UInt32) -> UInt32) throws -> UInt64 {
+        let range = cut.plan.samples
+        let preRoll = cut.plan.firstPresented > range.lowerBound
+            ? (range.lowerBound + 1)..<(cut.plan.firstPresented + 1) : 0..<0
+        var iterator = cut.samples.makeIterator(from: range.lowerBound)
+        var position = range.lowerBound
+        var ticks: UInt64 = 0
+        while position < range.upperBound, var sample = iterator.next() {
+            if preRoll.contains(position) { sample.isSync = false }
+            sample.descriptionIndex = entry(sample.descriptionIndex)
+            try writer.append(sample, from: 0, to: track)
+            ticks &+= UInt64(sample.duration)  // A checked table's total fits in 64 bits.
+            position += 1
+        }
+        return ticks
     }
 
     /// ``MovieWriter/addChapters(_:)``, its refusals (too many chapters, one after the end)

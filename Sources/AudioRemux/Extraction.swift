@@ -1,14 +1,25 @@
 import ISOBMFF
 
 /// One extraction, planned: the input parsed, the track chosen and checked, the output
-/// planned in a `MovieWriter` (``ExtractedMovie``). Nothing has been written yet;
+/// planned in a `MovieWriter` (``ExtractedMovie``), whole or cut to
+/// ``ExtractionOptions/range`` (``cut(_:name:)``). Nothing has been written yet;
 /// ``write(from:to:bufferSize:progress:isCancelled:)`` streams the output.
 struct Extraction {
     private(set) var movie: Movie
     private(set) var track: Track
     let table: SampleTable
     let codec: AudioCodec
-    let output: ExtractedMovie
+    private(set) var output: ExtractedMovie
+    /// What a cut of the same input is planned from (``cut(_:name:)``).
+    private let entries: [[UInt8]]
+    private let entryIndex: [UInt32: UInt32]
+    private let mediaDuration: UInt64
+    private let outputTimescale: UInt32?
+    private let presentation: TrackPresentation
+    private let preRoll: PreRoll
+    private let keepsGaplessItem: Bool
+    /// The cut's notes (edits rounded in the output's movie timescale).
+    private var cutNotes: [String] = []
 
     let salvage: SalvageReport?
     let extras: OutputExtras
@@ -61,6 +72,19 @@ struct Extraction {
         // outside the media is ignored, and the track presented whole, with a warning; without
         // an edit list, an iTunSMPB item gives the priming and the valid samples.
         let presentation = Self.presentation(of: track, in: movie, table: table)
+        self.presentation = presentation
+        // What a decoder needs before a cut's first presented packet, by the track's roll
+        // group (or the one written for AAC) and its codec.
+        // The output's first entry: the ISO entry extraction writes (a QuickTime or damaged
+        // esds rewritten), whose configuration says the codec's own pre-roll.
+        let groups = ExtractedMovie.sampleGroups(of: table, codec: codec.kind).descriptions
+        let first = entries.first.map { bytes in
+            let type = bytes.count >= 8 ? bytes[4..<8].reduce(0 as UInt32) { $0 << 8 | UInt32($1) } : 0
+            return SampleDescription(entry: .init(format: FourCC(rawValue: type), bytes: bytes), kind: .audio,
+                                     quickTimeLayout: false)
+        }
+        preRoll = PreRoll(kind: .audio, description: first, timescale: track.mediaHeader.timescale,
+                          sampleGroups: groups)
         track.editList = presentation.editList(replacing: track.editList)
         presentationWarnings = movie.warnings.map(\.description) + presentation.warnings
         // An edit made from iTunSMPB counts samples: the output's movie timescale is the
@@ -77,6 +101,7 @@ struct Extraction {
             extras.newChapters = options.tags.chapters
         }
         self.extras = extras
+        keepsGaplessItem = options.keepMetadata && Metadata.hasGaplessItem(extras.userData)
         // The tables are parsed: let the memory of the raw moov go before building the output's.
         movie.releaseSampleTableBytes()
         track.releaseSampleTableBytes()
@@ -90,9 +115,72 @@ struct Extraction {
             track.mediaHeader.creationTime = 0
             track.mediaHeader.modificationTime = 0
         }
+        self.entries = entries
+        self.entryIndex = entryIndex
+        self.mediaDuration = mediaDuration
+        self.outputTimescale = outputTimescale
+        var cut: AudioCutPlan?
+        if let range = options.range {
+            cut = try Self.cutPlan(range, of: track, in: movie, table: table, presentation: presentation,
+                                   preRoll: preRoll, gaplessTimescale: outputTimescale,
+                                   setsGaplessItem: keepsGaplessItem, name: name)
+        }
+        cutNotes = cut.map(Self.notes(of:)) ?? []
         output = try ExtractedMovie(movie: movie, track: track, table: table, entries: entries,
                                     entryIndex: entryIndex, codec: codec.kind, mediaDuration: mediaDuration,
-                                    movieTimescale: outputTimescale, extras: extras)
+                                    movieTimescale: outputTimescale, extras: extras, cut: cut)
+    }
+
+    /// This extraction cut to `range` (an audio cut, issue 14): the same input, track,
+    /// checks and metadata, only the samples covering the range plus the decoder's pre-roll
+    /// copied, with an edit list presenting exactly `[from, to)` (``AudioCutPlan``).
+    ///
+    /// - Throws: ``RemuxError``: `.invalidArgument` when the track presents nothing in the
+    ///   range, `.unsupportedInput` when its edit list cannot be cut (``CutPlan/Failure``).
+    func cut(_ range: CutRange, name: String) throws -> Extraction {
+        let plan = try Self.cutPlan(range, of: track, in: movie, table: table, presentation: presentation,
+                                    preRoll: preRoll, gaplessTimescale: outputTimescale,
+                                    setsGaplessItem: keepsGaplessItem, name: name)
+        var cut = self
+        cut.cutNotes = Self.notes(of: plan)
+        cut.output = try ExtractedMovie(movie: movie, track: track, table: table, entries: entries,
+                                        entryIndex: entryIndex, codec: codec.kind, mediaDuration: mediaDuration,
+                                        movieTimescale: outputTimescale, extras: extras, cut: plan)
+        return cut
+    }
+
+    /// What the user may want to know of a cut: its edits rounded in the output's timescale.
+    static func notes(of cut: AudioCutPlan) -> [String] {
+        guard cut.plan.editRounding > 0 else { return [] }
+        return ["the edits count in a movie timescale of \(cut.movieTimescale), not a multiple of the track's: "
+                + "rounded by up to \(Remux.formatMicroseconds(cut.plan.editRounding)) µs"]
+    }
+
+    /// The cut of `track` to `range`, over the input's own samples (`table`) and the one
+    /// presentation rule's reading of it (``CutPlan``): the output's edits count in the
+    /// track's timescale (``movieTimescale(forTracksOf:)``), exact to the sample.
+    static func cutPlan(_ range: CutRange, of track: Track, in movie: Movie, table: SampleTable,
+                        presentation: TrackPresentation, preRoll: PreRoll, gaplessTimescale: UInt32?,
+                        setsGaplessItem: Bool, name: String) throws -> AudioCutPlan {
+        let samples = try parse { try SampleIndex(table: table) }
+        let timescale = track.mediaHeader.timescale
+        let movieTimescale = ISOBMFF.movieTimescale(forTracksOf: [timescale])
+            ?? ExtractedMovie.movieTimescale(of: track, in: movie, gaplessTimescale: gaplessTimescale)
+        let plan: CutPlan?
+        do {
+            // Without edits the segment timescale counts nothing; the media's stands in.
+            plan = try CutPlan(samples: samples, presentation: presentation, timescale: timescale,
+                               movieTimescale: presentation.edits.isEmpty ? timescale : presentation.segmentTimescale,
+                               outputMovieTimescale: movieTimescale, range: range, preRoll: preRoll)
+        } catch let failure as CutPlan.Failure {
+            throw RemuxError(.unsupportedInput, "\(name): track \(track.trackID) cannot be cut: \(failure)")
+        }
+        guard let plan else {
+            throw RemuxError(.invalidArgument, "the range \(range.from) – \(range.to.map { "\($0)" } ?? "end") s is "
+                             + "outside \(name), which lasts \(formatSeconds(presentation.seconds)) s")
+        }
+        return AudioCutPlan(samples: samples, plan: plan, movieTimescale: movieTimescale,
+                            setsGaplessItem: setsGaplessItem)
     }
 
     /// Writes the whole output file to `sink`, reading the samples from `source`, and
@@ -108,18 +196,23 @@ struct Extraction {
             target.deallocate()
         }
         target.isCancelled = isCancelled
-        if source.fileDescriptor != nil { target.prefetcher = Prefetcher(table) }
+        let copied = output.samples
+        let isWhole = copied.count == table.sampleCount
+        // The read-ahead follows the whole table's chunks; a cut reads only some of them.
+        if source.fileDescriptor != nil, isWhole { target.prefetcher = Prefetcher(table) }
         if let progress {
             // Every copied byte is audio (the chapters are written from memory), in sample
             // order: a sample is done once the bytes copied reach its end.
-            var state = ExtractionProgress(bytesDone: 0, bytesTotal: table.totalSampleBytes, samplesDone: 0,
-                                           samplesTotal: table.sampleCount)
-            var samplesEnd: UInt64 = 0
             let sizes = table.boxes.sampleSizes
+            let total = isWhole ? table.totalSampleBytes
+                : copied.reduce(0 as UInt64) { $0 + UInt64(sizes.size(ofSample: $1)) }  // ≤ the table's total.
+            var state = ExtractionProgress(bytesDone: 0, bytesTotal: total, samplesDone: 0,
+                                           samplesTotal: copied.count)
+            var samplesEnd: UInt64 = 0
             target.copied = { count in
                 state.bytesDone += count
                 while state.samplesDone < state.samplesTotal {
-                    let end = samplesEnd + UInt64(sizes.size(ofSample: state.samplesDone))
+                    let end = samplesEnd + UInt64(sizes.size(ofSample: copied.lowerBound + state.samplesDone))
                     guard end <= state.bytesDone else { break }
                     samplesEnd = end
                     state.samplesDone += 1
@@ -176,9 +269,9 @@ struct Extraction {
     func result(outputPath: String, bytesWritten: UInt64) -> ExtractionResult {
         ExtractionResult(outputPath: outputPath, inputTrackID: track.trackID, codec: codec.codecString,
                          sampleRate: codec.sampleRate, channelCount: codec.channelCount,
-                         sampleCount: table.sampleCount,
+                         sampleCount: output.samples.count,
                          duration: output.presentedSeconds,
-                         bytesWritten: bytesWritten, salvage: salvage, notes: notes,
+                         bytesWritten: bytesWritten, salvage: salvage, notes: notes + cutNotes,
                          warnings: codec.warnings + presentationWarnings + output.warnings)
     }
 

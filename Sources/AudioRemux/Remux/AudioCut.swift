@@ -1,158 +1,148 @@
-// Darwin review (issue 21). CI builds this file on Linux only; the calls below were checked
-// line by line against Apple's manual pages (section in parentheses) for the Darwin branch:
-//   - getpid: getpid(2); unlink: unlink(2). Nothing else of the C library; the import
-//     preamble is the only Darwin branch.
-
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#elseif canImport(Musl)
-@preconcurrency import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ISOBMFF
 
 /// Audio cuts (issue 14): `extract-audio IN OUT.m4a --from T --to T` and
 /// `--split-chapters`.
 ///
-/// The audio is extracted as usual (codec checks, salvage, metadata, brands, `iTunSMPB`)
-/// into a temporary M4A beside the output, which ``Remux`` then cuts: the packets covering
-/// the range plus the decoder's pre-roll (`PreRoll`) and an edit list presenting exactly
-/// `[from, to)`. The `iTunSMPB` item is rewritten to match that edit list (priming = its
-/// media time, valid samples = the range), and chapters, which would name times of the
-/// whole input, are left out of a cut.
+/// A cut is an extraction with ``ExtractionOptions/range`` set: the same track choice,
+/// codec checks, salvage, metadata and brands, planned over the input's own samples (no
+/// temporary file): the packets covering the range plus the decoder's pre-roll
+/// (`PreRoll`) and an edit list presenting exactly `[from, to)`. The `iTunSMPB` item is
+/// rewritten to match that edit list (priming = its media time, valid samples = the range),
+/// and chapters, which would name times of the whole input, are left out of a cut.
 public enum AudioCut {
-    /// Extracts the chosen audio track of `input`, cut to `range`, into `outputPath`.
+    /// Extracts the chosen audio track of `input`, cut to `range`, into `outputPath`:
+    /// ``AudioExtractor/extract(from:to:options:progress:isCancelled:)-(InputFile,String,_,_,_)``
+    /// with `options.range` set to `range`.
     public static func extract(from input: InputFile, to outputPath: String, range: CutRange,
                                options: ExtractionOptions = ExtractionOptions()) throws -> ExtractionResult {
-        if let existing = FileIdentity(path: outputPath), existing == input.identity {
-            throw RemuxError(.sameFile, "\(input.path) and \(outputPath) are the same file")
-        }
-        try Destination.check(outputPath, overwrite: options.overwrite)
-        return try naming(input.path) {
-            let whole = try Intermediate(input: input, beside: outputPath, options: options)
-            defer { whole.remove() }
-            return try whole.cut(range, to: outputPath, name: input.path, overwrite: options.overwrite,
-                                 keepMetadata: options.keepMetadata, tags: options.tags)
-        }
+        var cut = options
+        cut.range = range
+        return try AudioExtractor.extract(from: input, to: outputPath, options: cut)
     }
 
-    /// One output per chapter of `input`: `directory/NN - Title.m4a` (NN from 01; a title's
-    /// `/` becomes `-`, an empty title `Chapter N`), each cut as ``extract(from:to:range:options:)``
-    /// cuts. Throws `.invalidArgument` when the input has no chapters.
+    /// One output per chapter of `input`: `directory/NN - Title.m4a` (see
+    /// ``ChapterSplit/Piece/fileName``), each cut as ``extract(from:to:range:options:)``
+    /// cuts and published atomically. Throws `.invalidArgument` when the input has no
+    /// chapters.
     public static func splitChapters(of input: InputFile, into directory: String,
                                      options: ExtractionOptions = ExtractionOptions()) throws -> [ExtractionResult] {
+        let split = try ChapterSplit(source: input, options: options)
+        let folder = directory.hasSuffix("/") ? directory : directory + "/"
+        let names = split.pieces.map { folder + $0.fileName }
+        for name in names { try Destination.check(name, overwrite: options.overwrite) }
+        var results: [ExtractionResult] = []
+        for (piece, name) in zip(split.pieces, names) {
+            var output = try OutputFile(destination: name, overwrite: options.overwrite)
+            do {
+                var result = try split.write(piece, from: input, to: &output, bufferSize: options.bufferSize)
+                guard output.position == result.bytesWritten else {
+                    throw RemuxError(.ioError, "wrote \(output.position) bytes where \(result.bytesWritten) were planned")
+                }
+                try output.publish(overwrite: options.overwrite)
+                result.outputPath = name
+                results.append(result)
+            } catch {
+                output.discard()
+                throw error
+            }
+        }
+        results[results.count - 1].warnings += split.warnings
+        return results
+    }
+}
+
+/// `--split-chapters` planned over any `ByteSource`: the input's chapters (its QuickTime
+/// chapter track, else Nero's `chpl`), by start, each the range from its start to the next
+/// one's (the last to the audio's end), and the one extraction every piece is cut from.
+/// Nothing touches a file system; ``write(_:from:to:bufferSize:isCancelled:)`` writes one
+/// piece into any sink.
+///
+/// Chapter starts are what the file claims: one at or past the audio's end has no audio to
+/// cut (a warning, not a usage error), and an end past it is the end.
+public struct ChapterSplit {
+    /// One chapter's cut.
+    public struct Piece: Sendable, Equatable {
+        /// The chapter's number among the input's chapters, from 1.
+        public var chapter: Int
+        /// `NN - Title.m4a` (NN from 01; a title's `/` and NUL become `-`, an empty title,
+        /// `.` or `..` is `Chapter N`; at most 120 characters of the title).
+        public var fileName: String
+        /// What of the audio the piece holds.
+        public var range: CutRange
+    }
+
+    /// The pieces, in chapter order: one per chapter that starts before the audio ends.
+    public let pieces: [Piece]
+    /// The chapters left out because they start at or after the audio's end, one line each.
+    public let warnings: [String]
+    /// The whole extraction the pieces are cut from.
+    let extraction: Extraction
+    let name: String
+
+    /// Reads the chapters of `source` and plans its extraction (`options`, without its
+    /// ``ExtractionOptions/range``).
+    ///
+    /// - Throws: ``RemuxError``: `.invalidArgument` when the input has no chapters,
+    ///   `.invalidInput` when none starts before the audio ends, and what an extraction
+    ///   of `source` throws.
+    public init(source: some ByteSource, options: ExtractionOptions = ExtractionOptions()) throws {
+        let name = source.name
         let movie: Movie
         do {
-            movie = try Movie(reading: input)
+            movie = try Movie(reading: source)
         } catch let error as ISOBMFFError {
-            throw RemuxError(error).prefixed(input.path)
+            throw RemuxError(error).prefixed(name)
         }
-        let chapters = Chapters.read(movie, source: input).sorted { $0.start < $1.start }
+        let chapters = Chapters.read(movie, source: source).sorted { $0.start < $1.start }
         guard !chapters.isEmpty else {
-            throw RemuxError(.invalidArgument, "\(input.path) has no chapters to split at")
+            throw RemuxError(.invalidArgument, "\(name) has no chapters to split at")
         }
-        let folder = directory.hasSuffix("/") ? directory : directory + "/"
-        let names = chapters.enumerated().map { n, chapter in
-            let number = n + 1 < 10 ? "0\(n + 1)" : "\(n + 1)"
-            var title = chapter.title.map { $0 == "/" || $0 == "\0" ? "-" : $0 }.reduce(into: "") { $0.append($1) }
-            if title.isEmpty || title == "." || title == ".." { title = "Chapter \(n + 1)" }
-            return folder + "\(number) - \(String(title.prefix(120))).m4a"
-        }
-        for name in names { try Destination.check(name, overwrite: options.overwrite) }
-        let whole = try Intermediate(input: input, beside: names[0], options: options)
-        defer { whole.remove() }
-        var results: [ExtractionResult] = []
-        // Chapter starts are what the file claims: one at or past the audio's end has no
-        // audio to cut (a warning, not a usage error), and an end past it is the end.
-        let length = CutTime(clampingSeconds: whole.result.duration)
+        var whole = options
+        whole.range = nil
+        let extraction = try naming(name) { try Extraction(source: source, options: whole, name: name) }
+        let seconds = extraction.output.presentedSeconds
+        let length = CutTime(clampingSeconds: seconds)
+        var pieces: [Piece] = []
         var past: [String] = []
         for (n, chapter) in chapters.enumerated() {
             let start = CutTime(clampingSeconds: chapter.start)
             guard start < length else {
                 past.append("chapter \(n + 1) starts at \(formatSeconds(chapter.start)) s, at or after the audio's end "
-                            + "(\(formatSeconds(whole.result.duration)) s): no file for it")
+                            + "(\(formatSeconds(seconds)) s): no file for it")
                 continue
             }
             let next = n + 1 < chapters.count ? CutTime(clampingSeconds: chapters[n + 1].start) : nil
             let end = next.flatMap { $0 < length ? $0 : nil }
             if let end, end <= start { continue }
-            results.append(try whole.cut(CutRange(from: start, to: end), to: names[n], name: input.path,
-                                         overwrite: options.overwrite, keepMetadata: options.keepMetadata,
-                                         tags: options.tags))
+            pieces.append(Piece(chapter: n + 1, fileName: Self.fileName(n + 1, title: chapter.title),
+                                range: CutRange(from: start, to: end)))
         }
-        guard !results.isEmpty else {
-            throw RemuxError(.invalidInput, "\(input.path): no chapter starts before the audio ends "
-                             + "(\(formatSeconds(whole.result.duration)) s); nothing was written")
+        guard !pieces.isEmpty else {
+            throw RemuxError(.invalidInput, "\(name): no chapter starts before the audio ends "
+                             + "(\(formatSeconds(seconds)) s); nothing was written")
         }
-        results[results.count - 1].warnings += past
-        return results
+        self.pieces = pieces
+        self.extraction = extraction
+        self.name = name
+        warnings = past
     }
 
-    /// The whole extraction, in a temporary file removed on exit or signal.
-    struct Intermediate {
-        let path: String
-        let slot: Int?
-        let result: ExtractionResult
+    /// Writes `piece` (one of ``pieces``), read from `source` (the one planned from), into
+    /// `sink`; the result's ``ExtractionResult/outputPath`` is empty.
+    public func write(_ piece: Piece, from source: some ByteSource, to sink: inout some ByteSink,
+                      bufferSize: Int = 1 << 20, isCancelled: @escaping () -> Bool = { false }) throws
+        -> ExtractionResult {
+        let cut = try naming(name) { try extraction.cut(piece.range, name: name) }
+        let size = try cut.write(from: source, to: &sink, bufferSize: max(bufferSize, 64 << 10), progress: nil,
+                                 isCancelled: isCancelled)
+        return cut.result(outputPath: "", bytesWritten: size)
+    }
 
-        init(input: InputFile, beside output: String, options: ExtractionOptions) throws {
-            let slash = output.lastIndex(of: "/")
-            let folder = slash.map { String(output[...$0]) } ?? ""
-            path = folder + ".extract-audio-cut-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).m4a"
-            slot = TemporaryFiles.register(path)
-            var whole = options
-            whole.overwrite = true
-            do {
-                result = try AudioExtractor.extract(from: input, to: path, options: whole)
-            } catch {
-                unlink(path)
-                TemporaryFiles.unregister(slot)
-                throw error
-            }
-        }
-
-        func remove() {
-            unlink(path)
-            TemporaryFiles.unregister(slot)
-        }
-
-        func cut(_ range: CutRange, to output: String, name: String, overwrite: Bool,
-                 keepMetadata: Bool, tags: TagChanges) throws -> ExtractionResult {
-            var options = RemuxOptions(range: range)
-            options.audioOnly = true
-            options.overwrite = overwrite
-            options.keepMetadata = keepMetadata
-            options.tags = tags
-            let input = try InputFile(path: path, name: name)
-            let reader = try MovieReader(reading: input)
-            var writer = MovieWriter()
-            var done = try Remux.plan(reader, name: name, output: output, options: options, writer: &writer)
-            guard let track = done.tracks.first else {
-                throw RemuxError(.invalidArgument, "\(name): nothing of its audio is in the range")
-            }
-            // The plan left out the whole input's chapters and iTunSMPB; the cut gets its own
-            // iTunSMPB where the extraction wrote one.
-            if keepMetadata, Metadata.hasGaplessItem(reader.movie.userData) {
-                let padding = track.mediaTicks &- track.skippedTicks &- track.presentedTicks
-                let hasPadding = track.mediaTicks >= track.skippedTicks + track.presentedTicks
-                writer.userData = Metadata.userData(writer.userData, settingGapless: track.skippedTicks,
-                                                    padding: hasPadding ? padding : 0,
-                                                    sampleCount: track.presentedTicks)
-            }
-            let sink = try MovieFileSink(destination: output, overwrite: overwrite, sources: [input])
-            var target = sink
-            var written: UInt64 = 0
-            try writer.finish(.progressive, into: &target, progress: { written = $0.bytesDone })
-            try sink.publish()
-            var report = result
-            report.outputPath = output
-            report.sampleCount = track.sampleCount
-            report.duration = track.seconds
-            report.bytesWritten = written
-            report.notes += done.notes
-            report.warnings += done.warnings
-            done.bytesWritten = written
-            return report
-        }
+    /// `NN - Title.m4a` for chapter `number`.
+    static func fileName(_ number: Int, title: String) -> String {
+        let digits = number < 10 ? "0\(number)" : "\(number)"
+        var shown = title.map { $0 == "/" || $0 == "\0" ? "-" : $0 }.reduce(into: "") { $0.append($1) }
+        if shown.isEmpty || shown == "." || shown == ".." { shown = "Chapter \(number)" }
+        return "\(digits) - \(String(shown.prefix(120))).m4a"
     }
 }

@@ -24,15 +24,25 @@ public enum PreRoll: Sendable, Equatable {
     /// reservoir, AC-3/E-AC-3 one packet, FLAC/ALAC/PCM none; an unknown audio codec two.
     /// Video and tracks with sync samples decode from a sync sample.
     public init(track: MediaTrack, sampleGroups: [SampleGroupDescriptionBox] = [], hasSyncTable: Bool = false) {
-        if track.kind == .video || hasSyncTable {
+        self.init(kind: track.kind, description: track.sampleDescriptions.first, timescale: track.timescale,
+                  sampleGroups: sampleGroups, hasSyncTable: hasSyncTable)
+    }
+
+    /// The pre-roll of a track of `kind` whose first sample description is `description`,
+    /// as ``init(track:sampleGroups:hasSyncTable:)`` decides it: for a track about to be
+    /// written, whose entries are not the input's (extraction rewrites a QuickTime or a
+    /// damaged `esds` as the ISO entry it writes).
+    public init(kind: TrackKind, description: SampleDescription?, timescale: UInt32,
+                sampleGroups: [SampleGroupDescriptionBox] = [], hasSyncTable: Bool = false) {
+        if kind == .video || hasSyncTable {
             self = .syncSample
             return
         }
-        guard track.kind == .audio else {
+        guard kind == .audio else {
             self = .packets(0)
             return
         }
-        let codec = Self.byCodec(track)
+        let codec = Self.byCodec(description, timescale: timescale)
         if let roll = sampleGroups.first(where: { $0.groupingType == "roll" }),
            let entry = roll.entries.first, entry.count >= 2 {
             let distance = Int16(bitPattern: UInt16(entry[0]) << 8 | UInt16(entry[1]))
@@ -51,11 +61,11 @@ public enum PreRoll: Sendable, Equatable {
     }
 
     /// The pre-roll of an audio track by its codec alone.
-    static func byCodec(_ track: MediaTrack) -> PreRoll {
-        let format = track.format?.description ?? ""
+    static func byCodec(_ description: SampleDescription?, timescale: UInt32) -> PreRoll {
+        let format = description?.format.description ?? ""
         switch format {
         case "mp4a":
-            let esds = track.sampleDescriptions.first?.configuration
+            let esds = description?.configuration
             var objectType: UInt8 = 0x40
             var audioObjectType = 2
             if let esds, esds.type == "esds" {
@@ -82,13 +92,15 @@ public enum PreRoll: Sendable, Equatable {
         case ".mp3", "mp3 ":
             return .reservoir(bytes: 511)
         case "Opus":
-            return .ticks(UInt64(track.timescale) * 80 / 1000)  // ≤ 2^32 · 80: no overflow.
+            return .ticks(UInt64(timescale) * 80 / 1000)  // ≤ 2^32 · 80: no overflow.
         case "ac-3", "ec-3":
             return .packets(1)
         case "fLaC", "alac":
             return .packets(0)
         default:
-            if let format = track.format, AudioSampleEntry.uncompressedFormats.contains(format) { return .packets(0) }
+            if let format = description?.format, AudioSampleEntry.uncompressedFormats.contains(format) {
+                return .packets(0)
+            }
             return .packets(2)
         }
     }
