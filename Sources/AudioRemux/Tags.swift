@@ -166,6 +166,83 @@ public enum TagFile {
         }
     }
 
+    /// The tags and chapters of `source` as ``edit(_:applying:dryRun:rewritingLinkedFiles:)``
+    /// would leave them, without writing (a dry run over any byte source, nothing touching a
+    /// file system): with no changes, what `tag FILE` lists. Covers that `changes` adds are
+    /// checked as an edit checks them; ones streamed from a file (`TagImage.streamed`) are
+    /// not read.
+    ///
+    /// - Throws: ``RemuxError``, as a dry run of an edit throws (not an MP4, a `moov` too
+    ///   large, chapters that do not fit the movie).
+    public static func list(_ source: some ByteSource, applying changes: TagChanges = TagChanges()) throws
+        -> TagWriteResult {
+        var chapters: [Chapter]??
+        if changes.removingChapters { chapters = .some(nil) }
+        if let list = changes.chapters { chapters = .some(list) }
+        return try naming(source.name) {
+            try Planned(source, shown: source.name, chapters: chapters) { changes.apply(to: &$0) }.result
+        }
+    }
+
+    /// An edit planned, nothing written: the file's layout, its tags before and after the
+    /// change, the new `udta` and chapter track, and the result a dry run reports.
+    struct Planned {
+        var layout: Layout
+        var before: ItemList
+        var tags: ItemList
+        var newUserData: [UInt8]?
+        var trackChange: ChapterTrack.Change?
+        var result: TagWriteResult
+
+        init(_ input: any ByteSource, shown path: String, chapters: [Chapter]??,
+             _ change: (inout ItemList) throws -> Void) throws {
+            // Large covers the edit keeps stay in the file: copied by the writers, never held.
+            var layout = try Layout(input, leavingCovers: true)
+            var before = ItemList(userData: layout.userData ?? [])
+            if !layout.keptCovers.isEmpty {
+                if let marked = layout.markingKeptCovers(before) {
+                    before = marked
+                } else {
+                    layout = try Layout(input)
+                    before = ItemList(userData: layout.userData ?? [])
+                }
+            }
+            let movieSource = layout.movieSource(input)
+            var tags = before
+            try change(&tags)
+            tags.warnings = []
+            try checkNewImages(tags, before: before, shown: path)
+            var newUserData = tags.userData(replacingIn: layout.userData)
+            var chapterEdit: ChapterEdit?
+            if let chapters {
+                let edit = try ChapterEdit(chapters, input: movieSource, userData: newUserData, name: path)
+                newUserData = edit.userData
+                chapterEdit = edit
+            }
+            var result = TagWriteResult(tags: tags, method: .none, warnings: before.warnings)
+            if let chapterEdit {
+                result.chapters = chapterEdit.chapters
+                if let warning = chapterEdit.warning { result.warnings.append(warning) }
+            } else if let movie = try? Movie(reading: movieSource) {
+                result.chapters = Chapters.read(movie, source: input)
+            }
+            var trackChange = chapterEdit?.change
+            // The same chapters again: both forms already hold them (chpl through the udta
+            // compared below, the chapter track here), so nothing is written.
+            if let chapterEdit, trackChange != nil, newUserData == layout.userData,
+               let movie = try? Movie(reading: movieSource),
+               Chapters.fromChapterTrack(movie, source: movieSource) == chapterEdit.chapters {
+                trackChange = nil
+            }
+            self.layout = layout
+            self.before = before
+            self.tags = tags
+            self.newUserData = newUserData
+            self.trackChange = trackChange
+            self.result = result
+        }
+    }
+
     static func edit(_ path: String, dryRun: Bool, stoppingAfterWrite stop: Int?, chapters: [Chapter]??,
                      rewritingLinkedFiles: Bool = true,
                      _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
@@ -178,44 +255,14 @@ public enum TagFile {
         // and fails at once (fileBusy) rather than interleave its writes with this one's.
         let file = dryRun ? nil : try lockForEditing(input, at: target, shown: path)
         let leftovers = dryRun ? [] : removeStaleTemporaries(of: target)
-        // Large covers the edit keeps stay in the file: copied by the writers, never held.
-        var layout = try Layout(input, leavingCovers: true)
-        var before = ItemList(userData: layout.userData ?? [])
-        if !layout.keptCovers.isEmpty {
-            if let marked = layout.markingKeptCovers(before) {
-                before = marked
-            } else {
-                layout = try Layout(input)
-                before = ItemList(userData: layout.userData ?? [])
-            }
-        }
-        let movieSource = layout.movieSource(input)
-        var tags = before
-        try change(&tags)
-        tags.warnings = []
-        try checkNewImages(tags, before: before, shown: path)
-        var newUserData = tags.userData(replacingIn: layout.userData)
-        var chapterEdit: ChapterEdit?
-        if let chapters {
-            let edit = try ChapterEdit(chapters, input: movieSource, userData: newUserData, name: path)
-            newUserData = edit.userData
-            chapterEdit = edit
-        }
-        var result = TagWriteResult(tags: tags, method: .none, warnings: finished + leftovers + before.warnings)
-        if let chapterEdit {
-            result.chapters = chapterEdit.chapters
-            if let warning = chapterEdit.warning { result.warnings.append(warning) }
-        } else if let movie = try? Movie(reading: movieSource) {
-            result.chapters = Chapters.read(movie, source: input)
-        }
-        var trackChange = chapterEdit?.change
-        // The same chapters again: both forms already hold them (chpl through the udta
-        // compared below, the chapter track here), so nothing is written.
-        if let chapterEdit, trackChange != nil, newUserData == layout.userData,
-           let movie = try? Movie(reading: movieSource),
-           Chapters.fromChapterTrack(movie, source: movieSource) == chapterEdit.chapters {
-            trackChange = nil
-        }
+        let planned = try Planned(input, shown: path, chapters: chapters, change)
+        let layout = planned.layout
+        let newUserData = planned.newUserData
+        let before = planned.before
+        let tags = planned.tags
+        let trackChange = planned.trackChange
+        var result = planned.result
+        result.warnings = finished + leftovers + result.warnings
         if dryRun || (newUserData == layout.userData && trackChange == nil) { return result }
         if let at = before.unreadableFrom {
             throw RemuxError(.invalidInput, "\(path): the tags are damaged at byte \(at) of its udta (a box there does "
@@ -429,7 +476,7 @@ public enum TagFile {
         /// Reads the file's boxes and its `moov`; with `leavingCovers`, the large covers of
         /// the first `covr` item are left in the file (``keptCovers``, see
         /// ``movieBoxLeavingCovers(_:_:)``).
-        init(_ input: InputFile, leavingCovers: Bool = false) throws {
+        init(_ input: any ByteSource, leavingCovers: Bool = false) throws {
             boxes = []
             var offset: UInt64 = 0
             var moov: BoxHeader?
@@ -495,7 +542,7 @@ extension TagFile.Layout {
     /// cover, a 64-bit or size-0 header on the way, a box that does not fit its parent, or
     /// a result that splicing would not turn back into the file's bytes (checked here, by
     /// reading them again), so that what is written is the file's `moov` byte for byte.
-    static func movieBoxLeavingCovers(_ input: InputFile, _ moov: BoxHeader) throws
+    static func movieBoxLeavingCovers(_ input: any ByteSource, _ moov: BoxHeader) throws
         -> (bytes: [UInt8], covers: [(dataBox: Int, offset: UInt64, count: UInt64)])? {
         /// The boxes filling `start..<end` of the file, from their headers; nil when one does
         /// not fit or has a 64-bit or size-0 header.
@@ -602,7 +649,7 @@ extension TagFile.Layout {
     /// (smaller), then a `free` box where the covers' bytes are, so that every other box
     /// stays at its offset. Reads past the `moov` come from the file.
     struct Source: ByteSource {
-        var input: InputFile
+        var input: any ByteSource
         var movieBox: [UInt8]
         var moov: BoxHeader
 
@@ -643,7 +690,7 @@ extension TagFile.Layout {
     }
 
     /// What `Movie` reads: the file, or ``Source`` when covers are kept.
-    func movieSource(_ input: InputFile) -> any ByteSource {
+    func movieSource(_ input: any ByteSource) -> any ByteSource {
         keptCovers.isEmpty ? input : Source(input: input, movieBox: movieBox, moov: moov)
     }
 }

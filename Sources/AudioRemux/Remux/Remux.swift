@@ -18,8 +18,9 @@ public struct RemuxOptions: Sendable {
     /// Write a QuickTime movie (keep the tracks only QuickTime carries: timecode, PCM in
     /// `twos`/`sowt`); nil to decide by the output's extension (`.mov`).
     public var quickTime: Bool?
-    /// Only audio tracks, into an M4A with the brands of extraction (`M4A `), used by audio
-    /// cuts; the first audio track unless ``trackIDs`` names one.
+    /// Only audio tracks, into an M4A with the input's brands (else `M4A `); the first audio
+    /// track unless ``trackIDs`` names one. (An audio cut with extraction's checks and
+    /// metadata is ``ExtractionOptions/range``.)
     public var audioOnly = false
     /// Keep `moov/udta` and `moov/meta` (tags, chapters), sanitized; when false, the
     /// chapter tracks (text tracks named by a `tref/chap`) are dropped too.
@@ -171,8 +172,49 @@ public enum Remux {
         }
     }
 
+    /// Copies the tracks of `source` that `options` keeps into `sink`, as
+    /// ``run(from:to:options:progress:isCancelled:)`` writes a file: the same plan over any
+    /// byte source (memory, an app's own storage), nothing touching a file system. `name`
+    /// calls the output in messages and decides, by its extension (`.mov`), a QuickTime
+    /// movie when ``RemuxOptions/quickTime`` is nil. The caller owns the sink: on error,
+    /// what was written so far is incomplete. The result's ``RemuxResult/outputPath`` is `name`.
+    ///
+    /// - Throws: ``RemuxError``, as ``run(from:to:options:progress:isCancelled:)`` throws.
+    @discardableResult
+    public static func run<Source: ByteSource>(from source: Source, to sink: inout some ByteSink,
+                                               name: String = "output.mp4", options: RemuxOptions = RemuxOptions(),
+                                               bufferSize: Int = 1 << 20,
+                                               isCancelled: () -> Bool = { false }) throws -> RemuxResult {
+        let reader: MovieReader<Source>
+        do {
+            reader = try MovieReader(reading: source)
+        } catch let error as ISOBMFFError {
+            throw FileSignature.explain(RemuxError(error), source: source).naming(source.name)
+        }
+        var writer = MovieWriter(movieTimescale: reader.movie.header.timescale)
+        var result = try naming(source.name) {
+            try plan(reader, name: source.name, output: name, options: options, writer: &writer)
+        }
+        var target = CopyingMovieSink(sink: sink, sources: [source], bufferSize: max(bufferSize, 64 << 10))
+        defer {
+            sink = target.sink
+            target.deallocate()
+        }
+        let layout = options.fragmentSeconds.map { MovieWriter.Layout.fragmented(seconds: $0, segmentIndex: false) }
+        do {
+            try writer.finish(layout ?? .progressive, into: &target, isCancelled: isCancelled)
+        } catch is MuxCancelled {
+            throw RemuxError(.cancelled, "cancelled")
+        } catch let error as ISOBMFFError {
+            throw RemuxError(error).naming(source.name)
+        }
+        try target.flush()
+        result.bytesWritten = target.position
+        return result
+    }
+
     /// Adds the kept tracks of `reader` to `writer`, cut as `options` says.
-    static func plan(_ reader: MovieReader<InputFile>, name: String, output: String, options: RemuxOptions,
+    static func plan(_ reader: MovieReader<some ByteSource>, name: String, output: String, options: RemuxOptions,
                      writer: inout MovieWriter) throws -> RemuxResult {
         let movie = reader.movie
         let quickTime = options.quickTime ?? (extensionOf(output) == "mov")
