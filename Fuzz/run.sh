@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets (swiftc -sanitize=fuzzer,address, library sources compiled
 # directly: no Package.swift involved) and runs them.
 #
-#   Fuzz/run.sh TARGET SECONDS [libFuzzer flags...]   fuzz one target (box-parser, extraction, mux, structured, tags)
+#   Fuzz/run.sh TARGET SECONDS [libFuzzer flags...]   fuzz one target (box-parser, extraction, mux, structured, tags,
+#                                                     recipes)
 #   Fuzz/run.sh --ci                                  every target for $FUZZ_CI_SECONDS (60) s each,
 #                                                     seed $FUZZ_CI_SEED (fixed); exits non-zero on
 #                                                     any crash, hang or OOM
@@ -15,7 +16,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 build="${FUZZ_BUILD_DIR:-$repo/.build/fuzz}"
-targets=(box-parser extraction mux structured tags)
+targets=(box-parser extraction mux structured tags recipes)
 # The limits that define a finding (> 1 s for one input, > 256 MiB resident or in one malloc)
 # and a dictionary of box types.
 options=(-rss_limit_mb=256 -malloc_limit_mb=256 -timeout=1 -max_len=65536 -dict="$repo/Fuzz/mp4.dict")
@@ -31,10 +32,12 @@ structured_options=(-rss_limit_mb=256 -malloc_limit_mb=64 -timeout=5 -max_len=10
 # several times an extraction's work, and legitimate ones took up to 0.6 s under ASan on a
 # loaded machine. 5 s still catches issue 11's hangs (20 s and more).
 mux_options=(-rss_limit_mb=256 -malloc_limit_mb=256 -timeout=5 -max_len=65536 -dict="$repo/Fuzz/mp4.dict")
+# recipes runs three remuxes, a cut, --split-chapters (up to 8 pieces) and two tag listings
+# per input, each output read back: like mux, several extractions' work.
 target_options() {
     case $1 in
     structured) echo "${structured_options[@]}" ;;
-    mux) echo "${mux_options[@]}" ;;
+    mux | recipes) echo "${mux_options[@]}" ;;
     *) echo "${options[@]}" ;;
     esac
 }
@@ -63,7 +66,8 @@ build_all() {
     mkdir -p "$build/modules"
     local lib="$repo/Sources"
     if stale "$build/fuzz-extraction" "$lib" "$repo/Fuzz/Extraction" || stale "$build/fuzz-box-parser" "$lib" "$repo/Fuzz/BoxParser" ||
-        stale "$build/fuzz-mux" "$lib" "$repo/Fuzz/Mux" || stale "$build/fuzz-tags" "$lib" "$repo/Fuzz/Tags"; then
+        stale "$build/fuzz-mux" "$lib" "$repo/Fuzz/Mux" || stale "$build/fuzz-tags" "$lib" "$repo/Fuzz/Tags" ||
+        stale "$build/fuzz-recipes" "$lib" "$repo/Fuzz/Recipes"; then
         echo "== building fuzz targets in $build"
         # CSystem: the C shim, instrumented like the rest, with a module map for `import CSystem`.
         clang -c -O1 -g -fsanitize=address,fuzzer-no-link -I "$lib/CSystem/include" \
@@ -89,6 +93,9 @@ build_all() {
         # shellcheck disable=SC2046
         swiftc "${swift_flags[@]}" -I "$build" -I "$build/modules" $(sources Fuzz/Tags) \
             "$build/AudioRemux.o" "$build/ISOBMFF.o" "$build/CSystem.o" -o "$build/fuzz-tags"
+        # shellcheck disable=SC2046
+        swiftc "${swift_flags[@]}" -I "$build" -I "$build/modules" $(sources Fuzz/Recipes) \
+            "$build/AudioRemux.o" "$build/ISOBMFF.o" "$build/CSystem.o" -o "$build/fuzz-recipes"
     fi
     build_structured
 }
@@ -178,7 +185,7 @@ case "${1:-}" in
     echo "$(ls "$repo/Fuzz/corpus/$target" | wc -l) files, $(du -sh "$repo/Fuzz/corpus/$target" | cut -f1)"
     ;;
 "" | -h | --help)
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
     ;;
 *)
     check_target "$1"

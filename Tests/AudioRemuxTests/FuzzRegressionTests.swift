@@ -86,6 +86,75 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertGreaterThan(count, 0, "no seed corpus under Fuzz/corpus/")
     }
 
+    /// The recipes target's path (issue 29), in memory: remux whole and cut, an audio cut,
+    /// --split-chapters and tag listing over every regression input and the recipes seed
+    /// corpus, each a result or a typed error; the three crafted times of issue 29 give what
+    /// the command line gives for them.
+    func testRecipesOverEveryRegressionInMemory() throws {
+        var inputs = Self.files(in: "fuzz").map { ($0, readFile(fixture("fuzz/" + $0))) }
+        let folder = fixturesDirectory + "/../Fuzz/corpus/recipes"
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() {
+            inputs.append(("recipes/" + name, readFile(folder + "/" + name)))
+        }
+        var splits: [String: Result<ChapterSplit, RemuxError>] = [:]
+        for (name, bytes) in inputs {
+            let source = MemoryByteSource(bytes)
+            let far = CutRange(from: CutTime(nanoseconds: UInt64.max - 1), to: nil)
+            let half = CutRange(from: CutTime(nanoseconds: 500_000_000), to: CutTime(nanoseconds: 1_000_000_000))
+            for options in [RemuxOptions(), RemuxOptions(range: half), RemuxOptions(range: far)] {
+                var sink = MemoryByteSink()
+                if let result = recipe(name, { try Remux.run(from: source, to: &sink, options: options) }) {
+                    XCTAssertEqual(UInt64(sink.data.count), result.bytesWritten, name)
+                }
+            }
+            for range in [half, far] {
+                var options = ExtractionOptions()
+                options.range = range
+                var sink = MemoryByteSink()
+                if let result = recipe(name, { try AudioExtractor.extract(from: source, to: &sink, options: options) }) {
+                    XCTAssertEqual(UInt64(sink.data.count), result.bytesWritten, name)
+                }
+            }
+            do {
+                let split = try ChapterSplit(source: source)
+                splits[name] = .success(split)
+                for piece in split.pieces {
+                    var sink = MemoryByteSink()
+                    _ = recipe(name, { try split.write(piece, from: source, to: &sink) })
+                }
+            } catch let error as RemuxError {
+                splits[name] = .failure(error)
+            }
+            let listed = recipe(name, { try TagFile.list(source) })
+            for chapter in listed?.chapters ?? [] { _ = MediaTime.clock(seconds: chapter.start) }
+            var changes = TagChanges()
+            changes.chapters = [Chapter(title: "far", start: 9.3e18), Chapter(title: "nan", start: .nan)]
+            _ = recipe(name, { try TagFile.list(source, applying: changes) })
+        }
+        // The chapter 2^63 × 100 ns in gets no piece and a warning; the one at 0 its piece.
+        let nero = try XCTUnwrap(try splits["chpl-chapter-start-2e63.mp4"]?.get())
+        XCTAssertEqual(nero.pieces.map(\.fileName), ["01 - One.m4a"])
+        XCTAssertTrue(nero.warnings.contains { $0.contains("at or after the audio's end") }, "\(nero.warnings)")
+        // Every chapter starts after the audio's end: nothing to cut.
+        guard case .failure(let error) = splits["chapter-empty-edit-2e64.mp4"] else {
+            return XCTFail("chapter-empty-edit-2e64.mp4 split into pieces")
+        }
+        XCTAssertEqual(error.code, .invalidInput)
+        XCTAssertTrue(error.message.contains("no chapter starts before the audio ends"), error.message)
+    }
+
+    /// `body`'s result, nil for a ``RemuxError``; any other error fails the test.
+    func recipe<T>(_ name: String, _ body: () throws -> T) -> T? {
+        do {
+            return try body()
+        } catch is RemuxError {
+            return nil
+        } catch {
+            XCTFail("\(name): threw \(type(of: error)), not a RemuxError: \(error)")
+            return nil
+        }
+    }
+
     /// The box-parser target's path: `Movie`, each track's tables (from `stbl` and from the
     /// fragments), and the box walker. Returns the code of the first track's table error.
     func parse(_ bytes: [UInt8], name: String) -> ISOBMFFError.Code? {
