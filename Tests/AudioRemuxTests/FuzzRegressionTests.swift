@@ -41,6 +41,9 @@ final class FuzzRegressionTests: XCTestCase {
         "elst-two-empty-edits-4e17.mp4": (nil, nil),
         // 2000 truns of 90,000 samples: the limit was checked per run, so all were built first.
         "trun-sample-limit-per-run-not-per-moof.mp4": (nil, .invalidInput),
+        // From the recipes target: a video track whose mdhd timescale is 0 (remux let the
+        // writer's refusal escape untyped); its audio track holds no whole sample.
+        "recipes-remux-mdhd-timescale-0.mp4": (nil, .truncatedInput),
     ]
 
     static func files(in folder: String) -> [String] {
@@ -131,6 +134,13 @@ final class FuzzRegressionTests: XCTestCase {
             changes.chapters = [Chapter(title: "far", start: 9.3e18), Chapter(title: "nan", start: .nan)]
             _ = recipe(name, { try TagFile.list(source, applying: changes) })
         }
+        // A track counting in 0 ticks a second is damage: dropped, named, the rest copied.
+        var sink = MemoryByteSink()
+        let zero = try Remux.run(from: MemoryByteSource(readFile(fixture("fuzz/recipes-remux-mdhd-timescale-0.mp4"))),
+                                 to: &sink)
+        XCTAssertEqual(zero.droppedTracks.map(\.trackID), [1])
+        XCTAssertTrue(zero.droppedTracks.first?.reason.contains("mdia/mdhd: the media timescale is 0") == true,
+                      "\(zero.droppedTracks)")
         // The chapter 2^63 × 100 ns in gets no piece and a warning; the one at 0 its piece.
         let nero = try XCTUnwrap(try splits["chpl-chapter-start-2e63.mp4"]?.get())
         XCTAssertEqual(nero.pieces.map(\.fileName), ["01 - One.m4a"])

@@ -138,7 +138,7 @@ public enum Remux {
         }
         var writer = MovieWriter(movieTimescale: reader.movie.header.timescale)
         let result = try naming(input.path) {
-            try plan(reader, name: input.path, output: outputPath, options: options, writer: &writer)
+            try parse { try plan(reader, name: input.path, output: outputPath, options: options, writer: &writer) }
         }
         let sink = try MovieFileSink(destination: outputPath, overwrite: options.overwrite, sources: [input])
         var target = sink
@@ -193,7 +193,7 @@ public enum Remux {
         }
         var writer = MovieWriter(movieTimescale: reader.movie.header.timescale)
         var result = try naming(source.name) {
-            try plan(reader, name: source.name, output: name, options: options, writer: &writer)
+            try parse { try plan(reader, name: source.name, output: name, options: options, writer: &writer) }
         }
         var target = CopyingMovieSink(sink: sink, sources: [source], bufferSize: max(bufferSize, 64 << 10))
         defer {
@@ -304,6 +304,12 @@ public enum Remux {
                 // reader's index silently ends before the cut. A whole remux has no salvage (a
                 // partial copy must not pass for a whole one): refused, as a cut regular file
                 // is. A range keeps what the whole samples hold of it, and says so.
+                // No sample time or edit of a track counting in 0 ticks a second means anything
+                // (the writer refuses it): damage, like a broken table.
+                guard track.timescale > 0 else {
+                    throw ISOBMFFError(.invalidValue, "the media timescale is 0", path: track.track.path + "/mdia/mdhd",
+                                       offset: nil)
+                }
                 let (samples, truncation) = movie.isFragmented ? try reader.wholeSamples(of: track)
                     : (try reader.samples(of: track), nil)
                 if let truncation {
