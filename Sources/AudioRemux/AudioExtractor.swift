@@ -90,26 +90,6 @@ public struct SalvageReport: Sendable, Equatable {
     public var recoveredSeconds: Double
 }
 
-/// How far the copy has got, reported after each piece written.
-public struct ExtractionProgress: Sendable, Equatable {
-    /// Sample bytes copied so far, and in all.
-    public var bytesDone: UInt64
-    /// The sample bytes to copy in all: where ``bytesDone`` ends.
-    public var bytesTotal: UInt64
-    /// Samples whose bytes are all copied, and in all.
-    public var samplesDone: Int
-    /// The samples to copy in all: where ``samplesDone`` ends.
-    public var samplesTotal: Int
-
-    /// A progress report, for tests and for callers that relay progress of their own.
-    public init(bytesDone: UInt64, bytesTotal: UInt64, samplesDone: Int, samplesTotal: Int) {
-        self.bytesDone = bytesDone
-        self.bytesTotal = bytesTotal
-        self.samplesDone = samplesDone
-        self.samplesTotal = samplesTotal
-    }
-}
-
 /// Extracts an audio track from an MP4/MOV into a new M4A by stream copy: the packets are
 /// copied unchanged, with their timing, and only the audio bytes of the input are read.
 public enum AudioExtractor {
@@ -130,8 +110,8 @@ public enum AudioExtractor {
     ///     removes its temporary file and throws ``RemuxError/Code/cancelled``.
     public static func extract(from inputPath: String, to outputPath: String,
                                options: ExtractionOptions = ExtractionOptions(),
-                               progress: ((ExtractionProgress) -> Void)? = nil,
-                               isCancelled: @escaping () -> Bool = { false }) throws -> ExtractionResult {
+                               progress: ((RemuxProgress) -> Void)? = nil,
+                               isCancelled: @escaping () -> Bool = { false }) throws(RemuxError) -> ExtractionResult {
         try naming(inputPath) {
             try extract(from: InputFile(path: inputPath), to: outputPath, options: options, progress: progress,
                         isCancelled: isCancelled)
@@ -143,38 +123,42 @@ public enum AudioExtractor {
     /// its ``InputFile/path``.
     public static func extract(from input: InputFile, to outputPath: String,
                                options: ExtractionOptions = ExtractionOptions(),
-                               progress: ((ExtractionProgress) -> Void)? = nil,
-                               isCancelled: @escaping () -> Bool = { false }) throws -> ExtractionResult {
-        if let existing = FileIdentity(path: outputPath), existing == input.identity {
-            throw RemuxError(.sameFile, "\(input.path) and \(outputPath) are the same file")
-        }
-        try Destination.check(outputPath, overwrite: options.overwrite)
-        let extraction = try naming(input.path) { try Extraction(source: input, options: options, name: input.path) }
-        var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
-        do {
-            let size = try extraction.write(from: input, to: &output, bufferSize: options.bufferSize,
-                                            progress: progress, isCancelled: isCancelled)
-            guard output.position == size else {
-                throw RemuxError(.ioError, "wrote \(output.position) bytes where \(size) were planned")
+                               progress: ((RemuxProgress) -> Void)? = nil,
+                               isCancelled: @escaping () -> Bool = { false }) throws(RemuxError) -> ExtractionResult {
+        try bridged {
+            if let existing = FileIdentity(path: outputPath), existing == input.identity {
+                throw RemuxError(.sameFile, "\(input.path) and \(outputPath) are the same file")
             }
-            try output.publish(overwrite: options.overwrite)
-        } catch {
-            output.discard()
-            throw error
+            try Destination.check(outputPath, overwrite: options.overwrite)
+            let extraction = try naming(input.path) { try Extraction(source: input, options: options, name: input.path) }
+            var output = try OutputFile(destination: outputPath, overwrite: options.overwrite)
+            do {
+                let size = try extraction.write(from: input, to: &output, bufferSize: options.bufferSize,
+                                                progress: progress, isCancelled: isCancelled)
+                guard output.position == size else {
+                    throw RemuxError(.ioError, "wrote \(output.position) bytes where \(size) were planned")
+                }
+                try output.publish(overwrite: options.overwrite)
+            } catch {
+                output.discard()
+                throw error
+            }
+            return extraction.result(outputPath: outputPath, bytesWritten: output.position)
         }
-        return extraction.result(outputPath: outputPath, bytesWritten: output.position)
     }
 
     /// Extracts from any byte source into any sink (memory, an app's own storage). The
     /// caller owns the sink: on error, what was written so far is incomplete.
     public static func extract(from source: some ByteSource, to sink: inout some ByteSink,
                                options: ExtractionOptions = ExtractionOptions(),
-                               progress: ((ExtractionProgress) -> Void)? = nil,
-                               isCancelled: @escaping () -> Bool = { false }) throws -> ExtractionResult {
-        let extraction = try naming(source.name) { try Extraction(source: source, options: options, name: source.name) }
-        let size = try extraction.write(from: source, to: &sink, bufferSize: options.bufferSize, progress: progress,
-                                        isCancelled: isCancelled)
-        return extraction.result(outputPath: "", bytesWritten: size)
+                               progress: ((RemuxProgress) -> Void)? = nil,
+                               isCancelled: @escaping () -> Bool = { false }) throws(RemuxError) -> ExtractionResult {
+        try bridged {
+            let extraction = try naming(source.name) { try Extraction(source: source, options: options, name: source.name) }
+            let size = try extraction.write(from: source, to: &sink, bufferSize: options.bufferSize, progress: progress,
+                                            isCancelled: isCancelled)
+            return extraction.result(outputPath: "", bytesWritten: size)
+        }
     }
 
     /// The `async` form of ``extract(from:to:options:progress:isCancelled:)-(String,String,_,_,_)``: it honours the
@@ -186,10 +170,10 @@ public enum AudioExtractor {
     /// it from a `Task` or an `async` function.)
     public static func extract(from inputPath: String, to outputPath: String,
                                options: ExtractionOptions = ExtractionOptions(),
-                               progress: (@Sendable (ExtractionProgress) -> Void)? = nil) async throws
+                               progress: (@Sendable (RemuxProgress) -> Void)? = nil) async throws(RemuxError)
         -> ExtractionResult
     {
-        try await onOwnThread { isCancelled in
+        try await onOwnThread { isCancelled throws(RemuxError) in
             try extract(from: inputPath, to: outputPath, options: options, progress: progress,
                         isCancelled: isCancelled)
         }

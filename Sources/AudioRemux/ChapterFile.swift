@@ -8,13 +8,15 @@ public enum ChapterFile {
     /// Parses `text` in either form (FFmpeg's when its first line is `;FFMETADATA1`).
     /// Throws ``RemuxError/Code/invalidArgument`` naming the line at fault; chapters come
     /// out sorted by start.
-    public static func parse(_ text: String) throws -> [Chapter] {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
-            $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
+    public static func parse(_ text: String) throws(RemuxError) -> [Chapter] {
+        try bridged {
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+                $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
+            }
+            let chapters = lines.first == ";FFMETADATA1" ? try ffmetadata(lines) : try mp4chaps(lines)
+            return chapters.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }
+                .map(\.element)
         }
-        let chapters = lines.first == ";FFMETADATA1" ? try ffmetadata(lines) : try mp4chaps(lines)
-        return chapters.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }
-            .map(\.element)
     }
 
     /// `HH:MM:SS.mmm Title` (or `MM:SS.mmm`, or seconds); blank lines and `#` comments skipped.

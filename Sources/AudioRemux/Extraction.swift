@@ -31,7 +31,7 @@ struct Extraction {
     init(source: some ByteSource, options: ExtractionOptions, name: String) throws {
         do {
             movie = try parse { try Movie(reading: source) }
-        } catch let error as RemuxError {
+        } catch {
             throw FileSignature.explain(error, source: source)
         }
         track = try Self.select(options.track, in: movie, name: name)
@@ -42,7 +42,7 @@ struct Extraction {
         let sizes = table.boxes.sampleSizes
         if sizes.constantSize == 0, let empty = sizes.sizes.firstIndex(of: 0) {
             let location = table.boxes.locations[.stsz] ?? table.boxes.locations[.stz2]
-            throw RemuxError(ISOBMFFError(.invalidSampleTable, "audio sample \(empty + 1) is empty (size 0): no codec "
+            throw RemuxError(bridging: ISOBMFFError(.invalidSampleTable, "audio sample \(empty + 1) is empty (size 0): no codec "
                                           + "this tool copies has empty packets", path: location?.path ?? track.path,
                                           offset: location?.offset))
         }
@@ -173,7 +173,7 @@ struct Extraction {
                                movieTimescale: presentation.edits.isEmpty ? timescale : presentation.segmentTimescale,
                                outputMovieTimescale: movieTimescale, range: range, preRoll: preRoll)
         } catch let failure as CutPlan.Failure {
-            throw RemuxError(.unsupportedInput, "\(name): track \(track.trackID) cannot be cut: \(failure)")
+            throw RemuxError(bridging: failure).prefixed("\(name): track \(track.trackID) cannot be cut")
         }
         guard let plan else {
             throw RemuxError(.invalidArgument, "the range \(range.from) – \(range.to.map { "\($0)" } ?? "end") s is "
@@ -189,7 +189,7 @@ struct Extraction {
     /// The copy is the package's one loop (``CopyingMovieSink``); where `source` is a file,
     /// a ``Prefetcher`` runs ahead of it over the audio's ranges.
     func write(from source: some ByteSource, to sink: inout some ByteSink, bufferSize: Int,
-               progress: ((ExtractionProgress) -> Void)?, isCancelled: @escaping () -> Bool) throws -> UInt64 {
+               progress: ((RemuxProgress) -> Void)?, isCancelled: @escaping () -> Bool) throws -> UInt64 {
         var target = CopyingMovieSink(sink: sink, sources: [source], bufferSize: bufferSize)
         defer {
             sink = target.sink
@@ -206,18 +206,19 @@ struct Extraction {
             let sizes = table.boxes.sampleSizes
             let total = isWhole ? table.totalSampleBytes
                 : copied.reduce(0 as UInt64) { $0 + UInt64(sizes.size(ofSample: $1)) }  // ≤ the table's total.
-            var state = ExtractionProgress(bytesDone: 0, bytesTotal: total, samplesDone: 0,
-                                           samplesTotal: copied.count)
+            var bytesDone: UInt64 = 0
+            var samplesDone = 0
             var samplesEnd: UInt64 = 0
             target.copied = { count in
-                state.bytesDone += count
-                while state.samplesDone < state.samplesTotal {
-                    let end = samplesEnd + UInt64(sizes.size(ofSample: copied.lowerBound + state.samplesDone))
-                    guard end <= state.bytesDone else { break }
+                bytesDone += count
+                while samplesDone < copied.count {
+                    let end = samplesEnd + UInt64(sizes.size(ofSample: copied.lowerBound + samplesDone))
+                    guard end <= bytesDone else { break }
                     samplesEnd = end
-                    state.samplesDone += 1
+                    samplesDone += 1
                 }
-                progress(state)
+                progress(RemuxProgress(bytesDone: bytesDone, bytesTotal: total, samplesDone: samplesDone,
+                                       samplesTotal: copied.count))
             }
         }
         do {
@@ -225,11 +226,11 @@ struct Extraction {
             // writer's generic `finish`, each of a long track's 360,000 copies cost a
             // generic-metadata lookup (a third of the user time of the 10-hour benchmark).
             try output.writer.forEachOperation(.progressive) { operation, _ in
-                if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
+                if isCancelled() { throw RemuxError.cancelled }
                 try target.perform(operation)
             }
-        } catch let error as ISOBMFFError {
-            throw RemuxError(error)
+        } catch {
+            throw RemuxError(bridging: error)
         }
         try target.flush()
         return target.position
@@ -433,12 +434,8 @@ struct Extraction {
 }
 
 /// Runs a parsing step, turning parser errors into ``RemuxError``s.
-func parse<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let error as ISOBMFFError {
-        throw RemuxError(error)
-    }
+func parse<T>(_ body: () throws -> T) throws(RemuxError) -> T {
+    try bridged(body)
 }
 
 /// Seconds with three decimals (``MediaTime/text(seconds:decimals:)``).

@@ -83,43 +83,45 @@ public struct TrackReport: Sendable, Equatable {
 
 extension AudioExtractor {
     /// Describes the file at `path` and its tracks.
-    public static func probe(_ path: String) throws -> MovieReport {
+    public static func probe(_ path: String) throws(RemuxError) -> MovieReport {
         try naming(path) { try probe(InputFile(path: path), name: path) }
     }
 
     /// Describes the movie in `source` and its tracks; `name` is how messages call it.
-    public static func probe(_ source: some ByteSource, name: String = "input") throws -> MovieReport {
-        let movie: Movie
-        do {
-            movie = try parse { try Movie(reading: source) }
-        } catch let error as RemuxError {
-            // WAV, MKV, MP3, ADTS, TS: said as extraction says it.
-            throw FileSignature.explain(error, source: source)
-        }
-        var tracks: [TrackReport] = []
-        var audioIndex = 0
-        for track in movie.tracks {
-            var report = try trackReport(track, movie: movie, source: source, name: name)
-            if track.isAudio {
-                report.audioIndex = audioIndex
-                audioIndex += 1
+    public static func probe(_ source: some ByteSource, name: String = "input") throws(RemuxError) -> MovieReport {
+        try bridged {
+            let movie: Movie
+            do {
+                movie = try parse { try Movie(reading: source) }
+            } catch let error as RemuxError {
+                // WAV, MKV, MP3, ADTS, TS: said as extraction says it.
+                throw FileSignature.explain(error, source: source)
             }
-            tracks.append(report)
+            var tracks: [TrackReport] = []
+            var audioIndex = 0
+            for track in movie.tracks {
+                var report = try trackReport(track, movie: movie, source: source, name: name)
+                if track.isAudio {
+                    report.audioIndex = audioIndex
+                    audioIndex += 1
+                }
+                tracks.append(report)
+            }
+            // mvhd's duration is a claim: it counts only as far as some track's media reaches.
+            let movieDuration = movie.header.timescale == 0 ? 0
+                : Double(movie.header.duration) / Double(movie.header.timescale)
+            let longest = tracks.map(\.duration).max() ?? 0
+            return MovieReport(
+                majorBrand: movie.fileType?.majorBrand, minorVersion: movie.fileType?.minorVersion,
+                compatibleBrands: movie.fileType?.compatibleBrands ?? [], isFragmented: movie.isFragmented,
+                movieBoxOffset: movie.movieBoxRange.lowerBound,
+                movieBoxSize: movie.movieBoxRange.upperBound - movie.movieBoxRange.lowerBound,  // A Range: ordered.
+                // mvhd may round up a little past the longest track; more than that is a claim the
+                // media does not back.
+                duration: movieDuration > longest && movieDuration - longest <= 1 ? movieDuration : longest, tracks: tracks,
+                chapters: Chapters.read(movie, source: source),
+                metadata: Metadata.items(userData: movie.userData, metadata: movie.metadata))
         }
-        // mvhd's duration is a claim: it counts only as far as some track's media reaches.
-        let movieDuration = movie.header.timescale == 0 ? 0
-            : Double(movie.header.duration) / Double(movie.header.timescale)
-        let longest = tracks.map(\.duration).max() ?? 0
-        return MovieReport(
-            majorBrand: movie.fileType?.majorBrand, minorVersion: movie.fileType?.minorVersion,
-            compatibleBrands: movie.fileType?.compatibleBrands ?? [], isFragmented: movie.isFragmented,
-            movieBoxOffset: movie.movieBoxRange.lowerBound,
-            movieBoxSize: movie.movieBoxRange.upperBound - movie.movieBoxRange.lowerBound,  // A Range: ordered.
-            // mvhd may round up a little past the longest track; more than that is a claim the
-            // media does not back.
-            duration: movieDuration > longest && movieDuration - longest <= 1 ? movieDuration : longest, tracks: tracks,
-            chapters: Chapters.read(movie, source: source),
-            metadata: Metadata.items(userData: movie.userData, metadata: movie.metadata))
     }
 
     /// What extracting audio `track` would do: plans the extraction (everything but the

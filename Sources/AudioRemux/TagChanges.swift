@@ -1,7 +1,7 @@
 import ISOBMFF
 
 /// Tag changes to make, in this order: remove everything, remove keys, remove the covers,
-/// set items (in order), set the covers. ``TagFile/edit(_:dryRun:_:)`` takes them through
+/// set items (in order), set the covers. ``TagFile/edit(_:dryRun:_:)-(_,_,(ItemList)->Void)`` takes them through
 /// ``apply(to:)``; extraction, remux and mux apply them to their output
 /// (``ExtractionOptions/tags``, ``RemuxOptions/tags``, ``MuxOptions/tags``), after
 /// `keepMetadata` has kept or dropped the input's tags.
@@ -51,8 +51,10 @@ public struct TagChanges: Sendable, Equatable {
     ///
     /// Throws `.unsupportedInput` for a file that is neither, or not whole, or larger than
     /// ``maximumCoverSize``; the errors of opening it otherwise.
-    public mutating func addCover(contentsOf path: String) throws {
-        covers.append(try Self.cover(at: path, streamed: true))
+    public mutating func addCover(contentsOf path: String) throws(RemuxError) {
+        try bridged {
+            covers.append(try Self.cover(at: path, streamed: true))
+        }
     }
 
     /// The largest cover accepted: 64 MiB. Not a limit of ours (a cover costs no memory of
@@ -64,25 +66,27 @@ public struct TagChanges: Sendable, Equatable {
     /// The checked cover at `path` (as ``addCover(contentsOf:)`` checks it): left in its file
     /// when `streamed` (only ``TagFile`` copies such an image as it writes), else read into
     /// memory (for extraction, remux and mux, whose writer takes bytes).
-    public static func cover(at path: String, streamed: Bool) throws -> TagImage {
-        let file = try InputFile(path: path)
-        guard file.length <= maximumCoverSize else {
-            throw RemuxError(.unsupportedInput, "\(path): a cover image of \(file.length) bytes is too large "
-                             + "(at most 64 MiB)")
+    public static func cover(at path: String, streamed: Bool) throws(RemuxError) -> TagImage {
+        try bridged {
+            let file = try InputFile(path: path)
+            guard file.length <= maximumCoverSize else {
+                throw RemuxError(.unsupportedInput, "\(path): a cover image of \(file.length) bytes is too large "
+                                 + "(at most 64 MiB)")
+            }
+            let head = try file.bytes(at: 0, count: Int(min(file.length, 8)))
+            guard let format = TagImage(bytes: head)?.format else {
+                let start = head.prefix(4).map(hex).joined(separator: " ")
+                throw RemuxError(.unsupportedInput, "\(path) is neither a JPEG nor a PNG image (it starts with "
+                                 + "\(start)); covers must be one of those")
+            }
+            if let problem = try TagFile.imageProblem(in: file, format: format) {
+                throw RemuxError(.unsupportedInput, "\(path) is not a whole \(format.rawValue) image "
+                                 + "(\(problem)); covers must be")
+            }
+            return streamed
+                ? TagImage(format: format, streamed: TagImage.Streamed(path: path, count: file.length))
+                : TagImage(format: format, bytes: try file.bytes(at: 0, count: Int(file.length)))
         }
-        let head = try file.bytes(at: 0, count: Int(min(file.length, 8)))
-        guard let format = TagImage(bytes: head)?.format else {
-            let start = head.prefix(4).map(hex).joined(separator: " ")
-            throw RemuxError(.unsupportedInput, "\(path) is neither a JPEG nor a PNG image (it starts with "
-                             + "\(start)); covers must be one of those")
-        }
-        if let problem = try TagFile.imageProblem(in: file, format: format) {
-            throw RemuxError(.unsupportedInput, "\(path) is not a whole \(format.rawValue) image "
-                             + "(\(problem)); covers must be")
-        }
-        return streamed
-            ? TagImage(format: format, streamed: TagImage.Streamed(path: path, count: file.length))
-            : TagImage(format: format, bytes: try file.bytes(at: 0, count: Int(file.length)))
     }
 
     /// Whether there is nothing to change.

@@ -48,22 +48,14 @@ public struct TagWriteResult: Sendable {
 /// new `moov`'s size plus 4 KiB follows `moov` for the next edit.
 public enum TagFile {
     /// The tags of the file at `path`, with warnings for damaged items.
-    public static func read(_ path: String) throws -> ItemList {
+    public static func read(_ path: String) throws(RemuxError) -> ItemList {
         try naming(path) { ItemList(userData: try Layout(InputFile(path: path)).userData ?? []) }
     }
 
     /// The chapters of the file at `path`, by start, as ``edit(_:applying:dryRun:rewritingLinkedFiles:)`` reads
     /// them (the QuickTime chapter track, else Nero's `chpl`); empty when it has none.
-    public static func chapters(of path: String) throws -> [Chapter] {
+    public static func chapters(of path: String) throws(RemuxError) -> [Chapter] {
         try edit(path, applying: TagChanges(), dryRun: true).chapters
-    }
-
-    /// Changes the tags of the file at `path` with `change` and writes them (unless
-    /// `dryRun`, or nothing changed).
-    @discardableResult
-    public static func edit(_ path: String, dryRun: Bool = false,
-                            _ change: (inout ItemList) throws -> Void) throws -> TagWriteResult {
-        try naming(path) { try edit(path, dryRun: dryRun, stoppingAfterWrite: nil, change) }
     }
 
     /// Thrown by ``edit(_:dryRun:stoppingAfterWrite:_:)`` when told to stop (tests only).
@@ -77,7 +69,7 @@ public enum TagFile {
     }
 
     /// Makes `changes` (tags, covers and chapters) to the file at `path`, as
-    /// ``edit(_:dryRun:_:)`` does.
+    /// ``edit(_:dryRun:_:)-(_,_,(ItemList)->Void)`` does.
     ///
     /// Chapters are written in both forms: a QuickTime chapter track (ISOBMFF's
     /// `ChapterTrack`, which FFmpeg and QuickTime read; GStreamer only plays the file),
@@ -92,7 +84,7 @@ public enum TagFile {
     /// (``RemuxError/Code/cannotCreateOutput``).
     @discardableResult
     public static func edit(_ path: String, applying changes: TagChanges, dryRun: Bool = false,
-                            rewritingLinkedFiles: Bool = true) throws -> TagWriteResult {
+                            rewritingLinkedFiles: Bool = true) throws(RemuxError) -> TagWriteResult {
         var chapters: [Chapter]??
         if changes.removingChapters { chapters = .some(nil) }
         if let list = changes.chapters { chapters = .some(list) }
@@ -174,7 +166,7 @@ public enum TagFile {
     ///
     /// - Throws: ``RemuxError``, as a dry run of an edit throws (not an MP4, a `moov` too
     ///   large, chapters that do not fit the movie).
-    public static func list(_ source: some ByteSource, applying changes: TagChanges = TagChanges()) throws
+    public static func list(_ source: some ByteSource, applying changes: TagChanges = TagChanges()) throws(RemuxError)
         -> TagWriteResult {
         var chapters: [Chapter]??
         if changes.removingChapters { chapters = .some(nil) }
@@ -442,14 +434,16 @@ public enum TagFile {
 
     /// What is wrong with the image in `file` as a `format` image (`ImageCheck`); nil when it
     /// is a whole one. Read through a buffer of 1 MiB, whatever the image's size.
-    public static func imageProblem(in file: InputFile, format: TagImage.Format) throws -> String? {
+    public static func imageProblem(in file: InputFile, format: TagImage.Format) throws(RemuxError) -> String? {
         var check = ImageCheck(format)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: UInt64 = 0
         while offset < file.length {
             let count = Int(min(UInt64(buffer.count), file.length - offset))
-            try buffer.withUnsafeMutableBytes { raw in
-                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[..<count]), at: offset)
+            try bridged {
+                try buffer.withUnsafeMutableBytes { raw in
+                    try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[..<count]), at: offset)
+                }
             }
             check.consume(buffer[..<count])
             offset += UInt64(count)

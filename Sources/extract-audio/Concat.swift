@@ -79,10 +79,7 @@ struct ConcatCommand: CommandRunner {
         let bar = common.printsText && Terminal.stderrIsTerminal
             ? ProgressBar(label: output) : nil
         do {
-            let result = try Concatenation.join(inputs, to: output, options: options, progress: bar.map { bar in
-                { bar.update(ExtractionProgress(bytesDone: $0.sampleBytesDone, bytesTotal: $0.sampleBytesTotal,
-                                                samplesDone: 0, samplesTotal: 0)) }
-            })
+            let result = try Concatenation.join(inputs, to: output, options: options, progress: bar.map { bar in { bar.update($0) } })
             bar?.finish()
             for warning in result.warnings { Terminal.warning("\(output): \(warning)") }
             if common.json {

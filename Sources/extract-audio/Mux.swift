@@ -85,11 +85,7 @@ struct MuxCommand: CommandRunner {
         let bar = common.printsText && Terminal.stderrIsTerminal ? ProgressBar(label: video) : nil
         do {
             let result = try BackgroundMusic.mux(video: video, music: music, to: output, options: options,
-                                                 progress: bar.map { bar in
-                                                     { bar.update(ExtractionProgress(bytesDone: $0.sampleBytesDone,
-                                                                                     bytesTotal: $0.sampleBytesTotal,
-                                                                                     samplesDone: 0, samplesTotal: 0)) }
-                                                 })
+                                                 progress: bar.map { bar in { bar.update($0) } })
             bar?.finish()
             if !common.quiet {
                 // A note says what was dropped ("the video's own audio, …"), or is a sanitizer's

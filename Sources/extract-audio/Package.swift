@@ -59,10 +59,7 @@ struct PackageCommand: CommandRunner {
         let bar = common.printsText && Terminal.stderrIsTerminal ? ProgressBar(label: output) : nil
         let start = Terminal.now()
         do {
-            let result = try Packager.run(from: input, to: output, options: options, progress: bar.map { bar in
-                { bar.update(ExtractionProgress(bytesDone: $0.sampleBytesDone, bytesTotal: $0.sampleBytesTotal,
-                                                samplesDone: 0, samplesTotal: 0)) }
-            })
+            let result = try Packager.run(from: input, to: output, options: options, progress: bar.map { bar in { bar.update($0) } })
             bar?.finish()
             for warning in result.warnings { Terminal.warning("\(input): \(warning)") }
             if common.json {

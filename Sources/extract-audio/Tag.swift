@@ -40,7 +40,7 @@ struct TagOptions: Sendable {
                 changes.settings.append(ItemList.Item(key: key, value: try TagValue(parsing: valueText, for: key)))
             }
         } catch let error as TagError {
-            throw RemuxError(.invalidArgument, error.message)
+            throw RemuxError(bridging: error)
         }
         changes.removingChapters = removeChapters
         if let path = chaptersFrom {
@@ -52,7 +52,7 @@ struct TagOptions: Sendable {
             let chapters: [Chapter]
             do {
                 chapters = try ChapterFile.parse(text)
-            } catch let error as RemuxError {
+            } catch {
                 throw RemuxError(.invalidArgument, "\(path): \(error.message)")
             }
             guard chapters.count <= Limits.maximumChapterCount else {

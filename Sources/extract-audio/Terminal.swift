@@ -66,7 +66,7 @@ final class ProgressBar {
         self.label = label
     }
 
-    func update(_ progress: ExtractionProgress) {
+    func update(_ progress: RemuxProgress) {
         let now = Terminal.now()
         let elapsed = now - start
         guard elapsed >= 0.3, now - lastDraw >= 0.1 || progress.bytesDone == progress.bytesTotal else { return }

@@ -25,6 +25,23 @@ final class ErrorNamingTests: XCTestCase {
                 try Remux.run(from: path, to: self.directory.file("r.mp4"))
             }),
             ("tags", { _ = try TagFile.read(path) }),
+            ("mux video", {
+                try? FileManager.default.removeItem(atPath: self.directory.file("m.mp4"))
+                _ = try BackgroundMusic.mux(video: path, music: [fixture("aac-48k-mono.mp4")],
+                                            to: self.directory.file("m.mp4"))
+            }),
+            ("mux clip", {
+                _ = try BackgroundMusic.mux(video: fixture("aac-h264-faststart.mp4"), music: [path],
+                                            to: self.directory.file("c.mp4"))
+            }),
+            ("concat", {
+                try? FileManager.default.removeItem(atPath: self.directory.file("j.m4a"))
+                _ = try Concatenation.join([fixture("aac-48k-mono.mp4"), path], to: self.directory.file("j.m4a"))
+            }),
+            ("package", {
+                try? FileManager.default.removeItem(atPath: self.directory.file("p"))
+                _ = try Packager.run(from: path, to: self.directory.file("p"))
+            }),
         ]
     }
 
@@ -47,12 +64,16 @@ final class ErrorNamingTests: XCTestCase {
                     // A damaged sample table is still a file whose tags and boxes can be read;
                     // a remux drops its damaged track and copies the intact one (issue 32).
                     let damagedTrack = path.hasSuffix("stsz-count-mismatch.mp4")
-                    XCTAssertTrue(name == "tags" || name == "probe" || (name == "remux" && damagedTrack),
+                    XCTAssertTrue(name == "tags" || name == "probe"
+                                    || (["remux", "mux video", "concat", "package"].contains(name) && damagedTrack),
                                   "\(name) \(path): no error")
                 } catch let error as RemuxError {
                     XCTAssertTrue(error.message.contains(path), "\(name): \(error.message)")
                     XCTAssertFalse(error.message.contains("extract-audio reads"), "a library error names no CLI: \(error.message)")
                     XCTAssertNotEqual(error.boxPath, "", "\(name) \(path): nil, not empty, where no box applies")
+                    // A join's inputs are files, not "the video" (a mux's): an audio-only join
+                    // once said "the video (NAME)".
+                    if name == "concat" { XCTAssertFalse(error.message.contains("the video"), error.message) }
                     if let says {
                         XCTAssertEqual(error.code, code, "\(name) \(path)")
                         XCTAssertTrue(error.message.contains(says), "\(name): \(error.message)")

@@ -25,16 +25,16 @@ final class PackagerTests: XCTestCase {
     func testProgressReachesTheTotalAndTheFolderAppearsWhole() throws {
         var options = PackageOptions()
         options.segmentSeconds = 2
-        var reports: [MuxProgress] = []
+        var reports: [RemuxProgress] = []
         let result = try Packager.run(from: input(), to: directory.file("out"), options: options,
                                       progress: { reports.append($0) })
         XCTAssertEqual(result.tracks.map(\.codecs), ["mp4a.40.2"])
         XCTAssertEqual(result.tracks.first?.sampleCount, 2000)
         XCTAssertEqual(result.tracks.first?.segmentCount, reports.count, "one report per segment")
-        XCTAssertEqual(reports.map(\.sampleBytesDone), reports.map(\.sampleBytesDone).sorted())
-        XCTAssertEqual(reports.last?.sampleBytesDone, reports.last?.sampleBytesTotal)
+        XCTAssertEqual(reports.map(\.bytesDone), reports.map(\.bytesDone).sorted())
+        XCTAssertEqual(reports.last?.bytesDone, reports.last?.bytesTotal)
         // 2000 samples of 100 + i bytes.
-        XCTAssertEqual(reports.last?.sampleBytesTotal, UInt64((0..<2000).reduce(0) { $0 + 100 + $1 }))
+        XCTAssertEqual(reports.last?.bytesTotal, UInt64((0..<2000).reduce(0) { $0 + 100 + $1 }))
         XCTAssertEqual(directory.contents, ["in.m4a", "out"])
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.file("out"))
         XCTAssertEqual(names.count, result.fileCount)

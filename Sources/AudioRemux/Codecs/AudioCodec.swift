@@ -67,8 +67,8 @@ struct AudioCodec: Sendable {
         let entry: AudioSampleEntry
         do {
             entry = try AudioSampleEntry(parsing: description, quickTimeLayout: quickTimeLayout)
-        } catch let error as ISOBMFFError {
-            throw RemuxError(error)
+        } catch {
+            throw RemuxError(bridging: error)
         }
         self.entry = entry
         descriptor = nil

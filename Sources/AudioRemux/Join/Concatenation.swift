@@ -33,36 +33,38 @@ public enum Concatenation {
     ///   - isCancelled: polled while writing; when it returns true the join stops, removes
     ///     its temporary file and throws ``RemuxError/Code/cancelled``.
     public static func join(_ paths: [String], to outputPath: String, options: ConcatOptions = ConcatOptions(),
-                            progress: ((MuxProgress) -> Void)? = nil,
-                            isCancelled: () -> Bool = { false }) throws -> ConcatResult {
-        guard paths.count >= 1 else {
-            throw RemuxError(.invalidArgument, "concat needs at least one input")
+                            progress: ((RemuxProgress) -> Void)? = nil,
+                            isCancelled: () -> Bool = { false }) throws(RemuxError) -> ConcatResult {
+        try bridged {
+            guard paths.count >= 1 else {
+                throw RemuxError(.invalidArgument, "concat needs at least one input")
+            }
+            var inputs: [InputFile] = []
+            inputs.reserveCapacity(paths.count)
+            for path in paths { inputs.append(try InputFile(path: path)) }
+            if let existing = FileIdentity(path: outputPath), inputs.contains(where: { $0.identity == existing }) {
+                throw RemuxError(.sameFile, "\(outputPath) is one of the inputs")
+            }
+            try Destination.check(outputPath, overwrite: options.overwrite)
+            let audiobook = outputPath.lowercased().hasSuffix(".m4b")
+            var plan = try ConcatPlan(inputs: inputs, names: paths, options: options, audiobook: audiobook)
+            let sink = try MovieFileSink(destination: outputPath, overwrite: options.overwrite, sources: inputs,
+                                         bufferSize: options.bufferSize)
+            var target = sink
+            let size = try plan.write(into: &target, progress: progress, isCancelled: isCancelled)
+            try sink.publish()
+            plan.result.outputPath = outputPath
+            plan.result.bytesWritten = size
+            return plan.result
         }
-        var inputs: [InputFile] = []
-        inputs.reserveCapacity(paths.count)
-        for path in paths { inputs.append(try InputFile(path: path)) }
-        if let existing = FileIdentity(path: outputPath), inputs.contains(where: { $0.identity == existing }) {
-            throw RemuxError(.sameFile, "\(outputPath) is one of the inputs")
-        }
-        try Destination.check(outputPath, overwrite: options.overwrite)
-        let audiobook = outputPath.lowercased().hasSuffix(".m4b")
-        var plan = try ConcatPlan(inputs: inputs, names: paths, options: options, audiobook: audiobook)
-        let sink = try MovieFileSink(destination: outputPath, overwrite: options.overwrite, sources: inputs,
-                                     bufferSize: options.bufferSize)
-        var target = sink
-        let size = try plan.write(into: &target, progress: progress, isCancelled: isCancelled)
-        try sink.publish()
-        plan.result.outputPath = outputPath
-        plan.result.bytesWritten = size
-        return plan.result
     }
 
     /// The `async` form of ``join(_:to:options:progress:isCancelled:)``: it honours the
     /// calling task's cancellation, removing the temporary file. The blocking file I/O runs
     /// on a thread of its own, not on the cooperative pool.
     public static func join(_ paths: [String], to outputPath: String, options: ConcatOptions = ConcatOptions(),
-                            progress: (@Sendable (MuxProgress) -> Void)? = nil) async throws -> ConcatResult {
-        try await onOwnThread { isCancelled in
+                            progress: (@Sendable (RemuxProgress) -> Void)? = nil) async throws(RemuxError) -> ConcatResult {
+        try await onOwnThread { isCancelled throws(RemuxError) in
             try join(paths, to: outputPath, options: options, progress: progress, isCancelled: isCancelled)
         }
     }
@@ -71,22 +73,24 @@ public enum Concatenation {
     /// the inputs by `names`; the caller owns the sink.
     public static func join<Source: ByteSource>(_ sources: [Source], names: [String], to sink: inout some ByteSink,
                                                 options: ConcatOptions = ConcatOptions(),
-                                                progress: ((MuxProgress) -> Void)? = nil,
-                                                isCancelled: () -> Bool = { false }) throws -> ConcatResult {
-        guard !sources.isEmpty, sources.count == names.count else {
-            throw RemuxError(.invalidArgument, "concat needs at least one input, each with a name")
+                                                progress: ((RemuxProgress) -> Void)? = nil,
+                                                isCancelled: () -> Bool = { false }) throws(RemuxError) -> ConcatResult {
+        try bridged {
+            guard !sources.isEmpty, sources.count == names.count else {
+                throw RemuxError(.invalidArgument, "concat needs at least one input, each with a name")
+            }
+            let plan = try ConcatPlan(inputs: sources, names: names, options: options, audiobook: false)
+            var target = CopyingMovieSink(sink: sink, sources: sources, bufferSize: options.bufferSize)
+            defer {
+                sink = target.sink
+                target.deallocate()
+            }
+            let size = try plan.write(into: &target, progress: progress, isCancelled: isCancelled)
+            try target.flush()
+            var result = plan.result
+            result.bytesWritten = size
+            return result
         }
-        let plan = try ConcatPlan(inputs: sources, names: names, options: options, audiobook: false)
-        var target = CopyingMovieSink(sink: sink, sources: sources, bufferSize: options.bufferSize)
-        defer {
-            sink = target.sink
-            target.deallocate()
-        }
-        let size = try plan.write(into: &target, progress: progress, isCancelled: isCancelled)
-        try target.flush()
-        var result = plan.result
-        result.bytesWritten = size
-        return result
     }
 }
 
@@ -94,6 +98,12 @@ public enum Concatenation {
 struct ConcatPlan {
     var writer: MovieWriter
     var result: ConcatResult
+
+    /// Runs `body`, naming the input `name` in its error unless it does already: a join's
+    /// inputs are files with a video or audio only, not "the video" a mux has.
+    static func blaming<T>(input name: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as RemuxError { throw error.naming(name) }
+    }
 
     init<Source: ByteSource>(inputs: [Source], names: [String], options: ConcatOptions, audiobook: Bool) throws {
         var warnings: [String] = []
@@ -103,7 +113,7 @@ struct ConcatPlan {
         var videos: [MediaTrack?] = []
         var clips: [Clip?] = []
         for (input, name) in zip(inputs, names) {
-            let reader = try BackgroundMusic.blaming(video: name) {
+            let reader = try Self.blaming(input: name) {
                 try BackgroundMusic.explained(source: input) { try MovieReader(reading: input) }
             }
             // A damaged track (no readable stsd, tables that contradict one another) is left
@@ -127,7 +137,7 @@ struct ConcatPlan {
                                  "\(name) has neither an audio nor a video track"
                                  + (damaged.isEmpty ? "" : " that is not damaged (see the warnings)"))
             }
-            let clip = hasAudio ? try BackgroundMusic.blaming(video: name) { try Clip(path: name, input: input) } : nil
+            let clip = hasAudio ? try Self.blaming(input: name) { try Clip(path: name, input: input) } : nil
             let others = reader.tracks.filter { track in
                 track.id != video?.id && track.id != clip?.track.id && !Chapters.isTextTrack(track.track)
                     && !damaged.contains(track.id)
@@ -418,18 +428,16 @@ struct ConcatPlan {
     }
 
     /// Writes the file into `sink`; returns its size.
-    func write(into sink: inout some MovieSink, progress: ((MuxProgress) -> Void)?,
+    func write(into sink: inout some MovieSink, progress: ((RemuxProgress) -> Void)?,
                isCancelled: () -> Bool) throws -> UInt64 {
         var size: UInt64 = 0
         do {
             try writer.finish(.progressive, into: &sink, progress: { state in
                 size = state.bytesDone
-                progress?(state)
+                progress?(RemuxProgress(state))
             }, isCancelled: isCancelled)
-        } catch is MuxCancelled {
-            throw RemuxError(.cancelled, "cancelled")
-        } catch let error as ISOBMFFError {
-            throw RemuxError(error)
+        } catch {
+            throw RemuxError(bridging: error)
         }
         return size
     }

@@ -116,28 +116,30 @@ public enum BackgroundMusic {
     ///   - isCancelled: polled while writing; when it returns true the mux stops, removes its
     ///     temporary file and throws ``RemuxError/Code/cancelled``.
     public static func mux(video videoPath: String, music clipPaths: [String], to outputPath: String,
-                           options: MuxOptions = MuxOptions(), progress: ((MuxProgress) -> Void)? = nil,
-                           isCancelled: () -> Bool = { false }) throws -> MuxResult {
-        guard !clipPaths.isEmpty else {
-            throw RemuxError(.noAudioTrack, "no music clips were given")
-        }
-        let videoInput = try blaming(video: videoPath) { try InputFile(path: videoPath) }
-        var inputs = [videoInput]
-        for (i, path) in clipPaths.enumerated() {
-            inputs.append(try blaming(clip: i, path) { try InputFile(path: path) })
-        }
-        if let existing = FileIdentity(path: outputPath), inputs.contains(where: { $0.identity == existing }) {
-            throw RemuxError(.sameFile, "\(outputPath) is one of the inputs")
-        }
-        try Destination.check(outputPath, overwrite: options.overwrite)
+                           options: MuxOptions = MuxOptions(), progress: ((RemuxProgress) -> Void)? = nil,
+                           isCancelled: () -> Bool = { false }) throws(RemuxError) -> MuxResult {
+        try bridged {
+            guard !clipPaths.isEmpty else {
+                throw RemuxError(.noAudioTrack, "no music clips were given")
+            }
+            let videoInput = try blaming(video: videoPath) { try InputFile(path: videoPath) }
+            var inputs = [videoInput]
+            for (i, path) in clipPaths.enumerated() {
+                inputs.append(try blaming(clip: i, path) { try InputFile(path: path) })
+            }
+            if let existing = FileIdentity(path: outputPath), inputs.contains(where: { $0.identity == existing }) {
+                throw RemuxError(.sameFile, "\(outputPath) is one of the inputs")
+            }
+            try Destination.check(outputPath, overwrite: options.overwrite)
 
-        let plan = try MuxPlan(inputs: inputs, names: [videoPath] + clipPaths, options: options)
-        let sink = try MovieFileSink(destination: outputPath, overwrite: options.overwrite, sources: inputs,
-                                     bufferSize: options.bufferSize)
-        var target = sink
-        let size = try plan.write(into: &target, progress: progress, isCancelled: isCancelled)
-        try sink.publish()
-        return plan.result(outputPath: outputPath, bytesWritten: size)
+            let plan = try MuxPlan(inputs: inputs, names: [videoPath] + clipPaths, options: options)
+            let sink = try MovieFileSink(destination: outputPath, overwrite: options.overwrite, sources: inputs,
+                                         bufferSize: options.bufferSize)
+            var target = sink
+            let size = try plan.write(into: &target, progress: progress, isCancelled: isCancelled)
+            try sink.publish()
+            return plan.result(outputPath: outputPath, bytesWritten: size)
+        }
     }
 
     /// The `async` form of ``mux(video:music:to:options:progress:isCancelled:)-(String,_,_,_,_,_)``: it honours
@@ -146,8 +148,8 @@ public enum BackgroundMusic {
     /// its own, not on the cooperative pool.
     public static func mux(video videoPath: String, music clipPaths: [String], to outputPath: String,
                            options: MuxOptions = MuxOptions(),
-                           progress: (@Sendable (MuxProgress) -> Void)? = nil) async throws -> MuxResult {
-        try await onOwnThread { isCancelled in
+                           progress: (@Sendable (RemuxProgress) -> Void)? = nil) async throws(RemuxError) -> MuxResult {
+        try await onOwnThread { isCancelled throws(RemuxError) in
             try mux(video: videoPath, music: clipPaths, to: outputPath, options: options, progress: progress,
                     isCancelled: isCancelled)
         }
@@ -159,22 +161,24 @@ public enum BackgroundMusic {
     /// written so far is incomplete.
     public static func mux<Source: ByteSource>(video: Source, music clips: [Source], to sink: inout some ByteSink,
                                                options: MuxOptions = MuxOptions(),
-                                               progress: ((MuxProgress) -> Void)? = nil,
-                                               isCancelled: () -> Bool = { false }) throws -> MuxResult {
-        guard !clips.isEmpty else {
-            throw RemuxError(.noAudioTrack, "no music clips were given")
+                                               progress: ((RemuxProgress) -> Void)? = nil,
+                                               isCancelled: () -> Bool = { false }) throws(RemuxError) -> MuxResult {
+        try bridged {
+            guard !clips.isEmpty else {
+                throw RemuxError(.noAudioTrack, "no music clips were given")
+            }
+            let names = ["video"] + clips.indices.map { "clip \($0 + 1)" }
+            let inputs = [video] + clips
+            let plan = try MuxPlan(inputs: inputs, names: names, options: options)
+            var target = CopyingMovieSink(sink: sink, sources: inputs, bufferSize: options.bufferSize)
+            defer {
+                sink = target.sink
+                target.deallocate()
+            }
+            let size = try plan.write(into: &target, progress: progress, isCancelled: isCancelled)
+            try target.flush()
+            return plan.result(outputPath: "", bytesWritten: size)
         }
-        let names = ["video"] + clips.indices.map { "clip \($0 + 1)" }
-        let inputs = [video] + clips
-        let plan = try MuxPlan(inputs: inputs, names: names, options: options)
-        var target = CopyingMovieSink(sink: sink, sources: inputs, bufferSize: options.bufferSize)
-        defer {
-            sink = target.sink
-            target.deallocate()
-        }
-        let size = try plan.write(into: &target, progress: progress, isCancelled: isCancelled)
-        try target.flush()
-        return plan.result(outputPath: "", bytesWritten: size)
     }
 
     /// How many packets the music track will hold, from the clips' own numbers alone, before
@@ -412,18 +416,16 @@ struct MuxPlan {
     }
 
     /// Writes the file into `sink`; returns its size.
-    func write(into sink: inout some MovieSink, progress: ((MuxProgress) -> Void)?,
+    func write(into sink: inout some MovieSink, progress: ((RemuxProgress) -> Void)?,
                isCancelled: () -> Bool) throws -> UInt64 {
         var size: UInt64 = 0
         do {
             try writer.finish(.progressive, into: &sink, progress: { state in
                 size = state.bytesDone
-                progress?(state)
+                progress?(RemuxProgress(state))
             }, isCancelled: isCancelled)
-        } catch is MuxCancelled {
-            throw RemuxError(.cancelled, "cancelled")
-        } catch let error as ISOBMFFError {
-            throw RemuxError(error)
+        } catch {
+            throw RemuxError(bridging: error)
         }
         return size
     }
@@ -455,7 +457,7 @@ extension BackgroundMusic {
 
     /// `body`'s result, its ``ISOBMFFError`` turned into a ``RemuxError``.
     static func converted<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as ISOBMFFError { throw RemuxError(error) }
+        try bridged(body)
     }
 
     /// `parsed`, or its error with what the file looks like when it is not an MP4 at all.

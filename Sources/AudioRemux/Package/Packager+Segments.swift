@@ -82,7 +82,7 @@ extension Packager {
         try initFinished(head)
         var iterator = prepared.samples.makeIterator(from: 0)
         for (number, range) in prepared.segments.enumerated() {
-            if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
+            if isCancelled() { throw RemuxError.cancelled }
             var sink = try segmentSink(number)
             let facts = try writeSegment(range.count, of: prepared, from: &iterator, writer: &writer, track: track,
                                          into: &sink)
@@ -131,15 +131,14 @@ extension Packager {
     /// first pass measures them. Returns the track's manifest entry.
     static func writeSegments(of prepared: PreparedTrack, reader: MovieReader<InputFile>, input: InputFile,
                               folder: OutputDirectory, iFrames: Bool, singleFile: Bool, written: inout Written,
-                              progress: ((MuxProgress) -> Void)?, isCancelled: @escaping () -> Bool) throws
+                              progress: ((RemuxProgress) -> Void)?, isCancelled: @escaping () -> Bool) throws
         -> StreamTrack {
         let id = prepared.track.id
         let movieTimescale = prepared.edits == nil ? reader.movie.header.timescale : prepared.editTimescale
         var done = written
         func report(_ facts: SegmentFacts) {
             done.sampleBytes &+= facts.sampleBytes
-            progress?(MuxProgress(bytesDone: done.bytes, sampleBytesDone: done.sampleBytes,
-                                  sampleBytesTotal: done.total))
+            progress?(RemuxProgress(bytesDone: done.sampleBytes, bytesTotal: done.total))
         }
         var initSize: UInt64 = 0
         var measured: [SegmentFacts] = []

@@ -28,50 +28,52 @@ public enum Packager {
     ///   a broken input; `.destinationExists`, `.cannotCreateOutput`, `.ioError`, `.cancelled`.
     @discardableResult
     public static func run(from inputPath: String, to outputPath: String, options: PackageOptions = PackageOptions(),
-                           progress: ((MuxProgress) -> Void)? = nil,
-                           isCancelled: @escaping () -> Bool = { false }) throws -> PackageResult {
-        guard options.segmentSeconds.isFinite, options.segmentSeconds > 0, options.segmentSeconds <= 3600,
-              let segmentDuration = MediaTime(seconds: options.segmentSeconds, timescale: 1_000_000),
-              segmentDuration.ticks > 0 else {
-            throw RemuxError(.invalidArgument, "the segment duration must be above 0 and at most 3600 s")
+                           progress: ((RemuxProgress) -> Void)? = nil,
+                           isCancelled: @escaping () -> Bool = { false }) throws(RemuxError) -> PackageResult {
+        try bridged {
+            guard options.segmentSeconds.isFinite, options.segmentSeconds > 0, options.segmentSeconds <= 3600,
+                  let segmentDuration = MediaTime(seconds: options.segmentSeconds, timescale: 1_000_000),
+                  segmentDuration.ticks > 0 else {
+                throw RemuxError(.invalidArgument, "the segment duration must be above 0 and at most 3600 s")
+            }
+            let input = try InputFile(path: inputPath)
+            let reader: MovieReader<InputFile>
+            do {
+                reader = try MovieReader(reading: input)
+            } catch {
+                throw FileSignature.explain(RemuxError(bridging: error), source: input).naming(input.path)
+            }
+            let prepared = try naming(input.path) { try prepare(reader, segmentDuration: segmentDuration) }
+            let folder = try OutputDirectory(destination: outputPath, overwrite: options.overwrite)
+            var written = Written(total: prepared.tracks.reduce(0) { $0 + $1.sampleBytes })
+            var streams: [StreamTrack] = []
+            for track in prepared.tracks {
+                streams.append(try writeSegments(of: track, reader: reader, input: input, folder: folder,
+                                                 iFrames: options.iFramePlaylists, singleFile: options.singleFile,
+                                                 written: &written,
+                                                 progress: progress, isCancelled: isCancelled))
+            }
+            let (target, texts) = try playlists(of: streams, path: input.path)
+            for (name, text) in texts {
+                try writeFile(Array(text.utf8), named: name, in: folder, written: &written)
+            }
+            if isCancelled() { throw RemuxError.cancelled }
+            try folder.publish()
+            var tracks: [PackageResult.Track] = []
+            for (track, stream) in zip(prepared.tracks, streams) {
+                let durations = stream.segmentMicroseconds ?? []
+                tracks.append(PackageResult.Track(
+                    inputID: track.track.id, kind: stream.kind.rawValue, codecs: stream.codecs,
+                    segmentCount: stream.segments.count, sampleCount: track.samples.count,
+                    seconds: Double(durations.reduce(0, +)) / 1e6,
+                    peakBandwidth: StreamBandwidth.peak(sizes: stream.segments.map(\.size), microseconds: durations,
+                                                        targetDuration: target) ?? 0,
+                    averageBandwidth: stream.averageBandwidth ?? 0))
+            }
+            return PackageResult(outputPath: folder.destination, tracks: tracks, targetDuration: target,
+                                 bytesWritten: written.bytes, fileCount: written.files, warnings: prepared.warnings,
+                                 droppedTracks: prepared.dropped)
         }
-        let input = try InputFile(path: inputPath)
-        let reader: MovieReader<InputFile>
-        do {
-            reader = try MovieReader(reading: input)
-        } catch let error as ISOBMFFError {
-            throw FileSignature.explain(RemuxError(error), source: input).naming(input.path)
-        }
-        let prepared = try naming(input.path) { try prepare(reader, segmentDuration: segmentDuration) }
-        let folder = try OutputDirectory(destination: outputPath, overwrite: options.overwrite)
-        var written = Written(total: prepared.tracks.reduce(0) { $0 + $1.sampleBytes })
-        var streams: [StreamTrack] = []
-        for track in prepared.tracks {
-            streams.append(try writeSegments(of: track, reader: reader, input: input, folder: folder,
-                                             iFrames: options.iFramePlaylists, singleFile: options.singleFile,
-                                             written: &written,
-                                             progress: progress, isCancelled: isCancelled))
-        }
-        let (target, texts) = try playlists(of: streams, path: input.path)
-        for (name, text) in texts {
-            try writeFile(Array(text.utf8), named: name, in: folder, written: &written)
-        }
-        if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
-        try folder.publish()
-        var tracks: [PackageResult.Track] = []
-        for (track, stream) in zip(prepared.tracks, streams) {
-            let durations = stream.segmentMicroseconds ?? []
-            tracks.append(PackageResult.Track(
-                inputID: track.track.id, kind: stream.kind.rawValue, codecs: stream.codecs,
-                segmentCount: stream.segments.count, sampleCount: track.samples.count,
-                seconds: Double(durations.reduce(0, +)) / 1e6,
-                peakBandwidth: StreamBandwidth.peak(sizes: stream.segments.map(\.size), microseconds: durations,
-                                                    targetDuration: target) ?? 0,
-                averageBandwidth: stream.averageBandwidth ?? 0))
-        }
-        return PackageResult(outputPath: folder.destination, tracks: tracks, targetDuration: target,
-                             bytesWritten: written.bytes, fileCount: written.files, warnings: prepared.warnings,
-                             droppedTracks: prepared.dropped)
     }
 
     /// The target duration and the texts of the package's playlists and manifest, by file name.
@@ -102,8 +104,8 @@ public enum Packager {
     /// The `async` form: it honours the calling task's cancellation, removing what it wrote.
     /// The blocking file I/O runs on a thread of its own, not on the cooperative pool.
     public static func run(from inputPath: String, to outputPath: String, options: PackageOptions = PackageOptions(),
-                           progress: (@Sendable (MuxProgress) -> Void)? = nil) async throws -> PackageResult {
-        try await onOwnThread { isCancelled in
+                           progress: (@Sendable (RemuxProgress) -> Void)? = nil) async throws(RemuxError) -> PackageResult {
+        try await onOwnThread { isCancelled throws(RemuxError) in
             try run(from: inputPath, to: outputPath, options: options, progress: progress, isCancelled: isCancelled)
         }
     }
@@ -162,7 +164,7 @@ public enum Packager {
                 // A damaged track (no readable stsd, tables that contradict one another) is
                 // left out and the others packaged (issue 32); a file cut short is not one
                 // damaged track: a package copies whole inputs only.
-                guard reader.damage(of: track) != nil else { throw RemuxError(error) }
+                guard reader.damage(of: track) != nil else { throw RemuxError(bridging: error) }
                 let reason = "its boxes are damaged: \(error.description)"
                 dropped.append(RemuxResult.DroppedTrack(trackID: track.id, reason: reason))
                 warnings.append("track \(track.id)\(track.format.map { " (\($0))" } ?? "") was dropped: \(reason)")
@@ -217,7 +219,7 @@ public enum Packager {
         do {
             plans = try SegmentPlanner.plan(planned, segmentDuration: segmentDuration, leader: leader)
         } catch {
-            throw RemuxError(.unsupportedInput, "the segments cannot be planned: \(error)")
+            throw RemuxError(bridging: error)
         }
         var prepared: [PreparedTrack] = []
         var names = Set<String>()

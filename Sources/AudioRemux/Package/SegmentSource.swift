@@ -78,10 +78,14 @@ public struct SegmentSource: Sendable {
     ///
     /// - Throws: ``RemuxError``, as ``Packager/run(from:to:options:progress:isCancelled:)``
     ///   does for its input.
-    public init(path: String, segmentSeconds: Double = 6) throws {
-        var options = PackageOptions()
-        options.segmentSeconds = segmentSeconds
-        try self.init(path: path, options: options)
+    public init(path: String, segmentSeconds: Double = 6) throws(RemuxError) {
+        do {
+            var options = PackageOptions()
+            options.segmentSeconds = segmentSeconds
+            try self.init(path: path, options: options)
+        } catch {
+            throw RemuxError(bridging: error)
+        }
     }
 
     /// Plans the package of the movie at `path` as `package` writes it with `options` (their
@@ -89,55 +93,59 @@ public struct SegmentSource: Sendable {
     ///
     /// - Throws: ``RemuxError``, as ``Packager/run(from:to:options:progress:isCancelled:)``
     ///   does for its input.
-    public init(path: String, options: PackageOptions) throws {
-        let segmentSeconds = options.segmentSeconds
-        guard segmentSeconds.isFinite, segmentSeconds > 0, segmentSeconds <= 3600,
-              let segmentDuration = MediaTime(seconds: segmentSeconds, timescale: 1_000_000),
-              segmentDuration.ticks > 0 else {
-            throw RemuxError(.invalidArgument, "the segment duration must be above 0 and at most 3600 s")
-        }
-        let input = try InputFile(path: path)
-        let reader: MovieReader<InputFile>
+    public init(path: String, options: PackageOptions) throws(RemuxError) {
         do {
-            reader = try MovieReader(reading: input)
-        } catch let error as ISOBMFFError {
-            throw FileSignature.explain(RemuxError(error), source: input).naming(input.path)
-        }
-        let prepared = try naming(input.path) { try Packager.prepare(reader, segmentDuration: segmentDuration) }
-        var tracks: [Track] = []
-        var names: [String] = []
-        for track in prepared.tracks {
-            let movieTimescale = track.edits == nil ? reader.movie.header.timescale : track.editTimescale
-            var initSize: UInt64 = 0
-            var facts: [Packager.SegmentFacts] = []
-            // Sizes only: the copies are counted, not performed.
-            try Packager.streamTrack(track, movieTimescale: movieTimescale, isCancelled: { false },
-                                     initSink: { Packager.PackageSink() }, initFinished: { initSize = $0.count },
-                                     segmentSink: { _ in Packager.PackageSink() },
-                                     segmentFinished: { _, _, segment in facts.append(segment) })
-            let (stream, index) = try Packager.layout(track, initSize: initSize, segments: facts,
-                                                      singleFile: options.singleFile,
-                                                      iFrames: options.iFramePlaylists)
-            var decodeTimes: [UInt64] = []
-            decodeTimes.reserveCapacity(facts.count)
-            var decodeTime = track.samples.first?.decodeTime ?? 0
-            for segment in facts {
-                decodeTimes.append(decodeTime)
-                decodeTime &+= segment.duration  // As the writer's tfdt.
+            let segmentSeconds = options.segmentSeconds
+            guard segmentSeconds.isFinite, segmentSeconds > 0, segmentSeconds <= 3600,
+                  let segmentDuration = MediaTime(seconds: segmentSeconds, timescale: 1_000_000),
+                  segmentDuration.ticks > 0 else {
+                throw RemuxError(.invalidArgument, "the segment duration must be above 0 and at most 3600 s")
             }
-            names.append(stream.initURI)
-            if !options.singleFile { names += stream.segments.map(\.uri) }
-            tracks.append(Track(prepared: track, movieTimescale: movieTimescale, decodeTimes: decodeTimes,
-                                stream: stream, initSize: initSize, index: index))
+            let input = try InputFile(path: path)
+            let reader: MovieReader<InputFile>
+            do {
+                reader = try MovieReader(reading: input)
+            } catch {
+                throw FileSignature.explain(RemuxError(bridging: error), source: input).naming(input.path)
+            }
+            let prepared = try naming(input.path) { try Packager.prepare(reader, segmentDuration: segmentDuration) }
+            var tracks: [Track] = []
+            var names: [String] = []
+            for track in prepared.tracks {
+                let movieTimescale = track.edits == nil ? reader.movie.header.timescale : track.editTimescale
+                var initSize: UInt64 = 0
+                var facts: [Packager.SegmentFacts] = []
+                // Sizes only: the copies are counted, not performed.
+                try Packager.streamTrack(track, movieTimescale: movieTimescale, isCancelled: { false },
+                                         initSink: { Packager.PackageSink() }, initFinished: { initSize = $0.count },
+                                         segmentSink: { _ in Packager.PackageSink() },
+                                         segmentFinished: { _, _, segment in facts.append(segment) })
+                let (stream, index) = try Packager.layout(track, initSize: initSize, segments: facts,
+                                                          singleFile: options.singleFile,
+                                                          iFrames: options.iFramePlaylists)
+                var decodeTimes: [UInt64] = []
+                decodeTimes.reserveCapacity(facts.count)
+                var decodeTime = track.samples.first?.decodeTime ?? 0
+                for segment in facts {
+                    decodeTimes.append(decodeTime)
+                    decodeTime &+= segment.duration  // As the writer's tfdt.
+                }
+                names.append(stream.initURI)
+                if !options.singleFile { names += stream.segments.map(\.uri) }
+                tracks.append(Track(prepared: track, movieTimescale: movieTimescale, decodeTimes: decodeTimes,
+                                    stream: stream, initSize: initSize, index: index))
+            }
+            let (target, texts) = try Packager.playlists(of: tracks.map(\.stream), path: input.path)
+            self.path = input.path
+            self.targetDuration = target
+            self.fileNames = names + texts.map(\.0)
+            self.warnings = prepared.warnings
+            self.isSingleFile = options.singleFile
+            self.tracks = tracks
+            self.texts = Dictionary(texts, uniquingKeysWith: { a, _ in a })
+        } catch {
+            throw RemuxError(bridging: error)
         }
-        let (target, texts) = try Packager.playlists(of: tracks.map(\.stream), path: input.path)
-        self.path = input.path
-        self.targetDuration = target
-        self.fileNames = names + texts.map(\.0)
-        self.warnings = prepared.warnings
-        self.isSingleFile = options.singleFile
-        self.tracks = tracks
-        self.texts = Dictionary(texts, uniquingKeysWith: { a, _ in a })
     }
 
     /// The IDs (in the input) of the tracks packaged and their numbers of media segments.
@@ -163,43 +171,47 @@ public struct SegmentSource: Sendable {
     /// source to send in order, or nil when the package has no such file. A single file is
     /// built whole (every segment's header): serve its byte ranges with
     /// ``contents(of:range:)``.
-    public func contents(of name: String) throws -> [SegmentPart]? {
-        try contents(of: name, range: 0..<UInt64.max)
+    public func contents(of name: String) throws(RemuxError) -> [SegmentPart]? {
+        try bridged {
+            try contents(of: name, range: 0..<UInt64.max)
+        }
     }
 
     /// The bytes `range` of the file named `name` (clamped to its size), as bytes and ranges
     /// of the source to send in order; nil when the package has no such file. For a single
     /// file only the segments the range covers are built: an `EXT-X-BYTERANGE` or a DASH
     /// `sidx` reference costs one segment.
-    public func contents(of name: String, range: Range<UInt64>) throws -> [SegmentPart]? {
-        if let text = texts[name] { return Self.clip([.bytes(Array(text.utf8))], to: range) }
-        for track in tracks {
-            if name == track.stream.initURI {
-                guard isSingleFile else { return Self.clip([.bytes(try initSegment(track))], to: range) }
-                var parts: [SegmentPart] = []
-                let head = track.initSize + UInt64(track.index.count)
-                var base: UInt64?  // The file offset of the first byte of `parts`.
-                if range.lowerBound < head {
-                    parts.append(.bytes(try initSegment(track) + track.index))
-                    base = 0
+    public func contents(of name: String, range: Range<UInt64>) throws(RemuxError) -> [SegmentPart]? {
+        try bridged {
+            if let text = texts[name] { return Self.clip([.bytes(Array(text.utf8))], to: range) }
+            for track in tracks {
+                if name == track.stream.initURI {
+                    guard isSingleFile else { return Self.clip([.bytes(try initSegment(track))], to: range) }
+                    var parts: [SegmentPart] = []
+                    let head = track.initSize + UInt64(track.index.count)
+                    var base: UInt64?  // The file offset of the first byte of `parts`.
+                    if range.lowerBound < head {
+                        parts.append(.bytes(try initSegment(track) + track.index))
+                        base = 0
+                    }
+                    var offset = head
+                    for (number, segment) in track.stream.segments.enumerated() {
+                        defer { offset += segment.size }  // The file's size fits 64 bits: sizes < 2^31 each.
+                        guard offset < range.upperBound else { break }
+                        guard offset + segment.size > range.lowerBound else { continue }
+                        if base == nil { base = offset }
+                        parts += try self.segment(number, of: track)
+                    }
+                    let start = base ?? 0
+                    return Self.joined(Self.clip(parts, to: (max(range.lowerBound, start) - start)
+                                                     ..< (max(range.upperBound, start) - start)))
                 }
-                var offset = head
-                for (number, segment) in track.stream.segments.enumerated() {
-                    defer { offset += segment.size }  // The file's size fits 64 bits: sizes < 2^31 each.
-                    guard offset < range.upperBound else { break }
-                    guard offset + segment.size > range.lowerBound else { continue }
-                    if base == nil { base = offset }
-                    parts += try self.segment(number, of: track)
+                if let number = segmentNumber(name, of: track) {
+                    return Self.clip(try segment(number, of: track), to: range)
                 }
-                let start = base ?? 0
-                return Self.joined(Self.clip(parts, to: (max(range.lowerBound, start) - start)
-                                                 ..< (max(range.upperBound, start) - start)))
             }
-            if let number = segmentNumber(name, of: track) {
-                return Self.clip(try segment(number, of: track), to: range)
-            }
+            return nil
         }
-        return nil
     }
 
     /// The number (0-based) of the media segment named `name` of `track` in the default layout.

@@ -36,56 +36,62 @@ public final class InputFile: ByteSource {
     ///   - path: the file to read.
     ///   - name: how to call the file in messages, when not by `path` (a copy of standard
     ///     input is "standard input").
-    public init(path: String, name: String? = nil) throws {
-        let shown = name ?? path
-        // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever; it is then
-        // refused as not a regular file, and the flag is cleared for a regular one.
-        let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-        guard fd >= 0 else {
-            throw RemuxError(.cannotOpenInput, "cannot open \(shown): \(errorText(errno))")
+    public init(path: String, name: String? = nil) throws(RemuxError) {
+        do {
+            let shown = name ?? path
+            // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever; it is then
+            // refused as not a regular file, and the flag is cleared for a regular one.
+            let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+            guard fd >= 0 else {
+                throw RemuxError(.cannotOpenInput, "cannot open \(shown): \(errorText(errno))")
+            }
+            var status = stat()
+            guard fstat(fd, &status) == 0 else {
+                let code = errno
+                close(fd)
+                throw RemuxError(.cannotOpenInput, "cannot read \(shown): \(errorText(code))")
+            }
+            guard status.st_mode & S_IFMT == S_IFREG else {
+                close(fd)
+                throw RemuxError(.cannotOpenInput, "\(shown) is \(Destination.describe(status.st_mode & S_IFMT)), "
+                                 + "not a regular file")
+            }
+            guard status.st_size > 0 else {
+                close(fd)
+                throw RemuxError(.invalidInput, "\(shown) is empty (0 bytes)")
+            }
+            let flags = fcntl(fd, F_GETFL)
+            if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+            descriptor = fd
+            self.path = shown
+            length = UInt64(status.st_size)
+            identity = FileIdentity(status)
+        } catch {
+            throw RemuxError(bridging: error)
         }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else {
-            let code = errno
-            close(fd)
-            throw RemuxError(.cannotOpenInput, "cannot read \(shown): \(errorText(code))")
-        }
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            close(fd)
-            throw RemuxError(.cannotOpenInput, "\(shown) is \(Destination.describe(status.st_mode & S_IFMT)), "
-                             + "not a regular file")
-        }
-        guard status.st_size > 0 else {
-            close(fd)
-            throw RemuxError(.invalidInput, "\(shown) is empty (0 bytes)")
-        }
-        let flags = fcntl(fd, F_GETFL)
-        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
-        descriptor = fd
-        self.path = shown
-        length = UInt64(status.st_size)
-        identity = FileIdentity(status)
     }
 
     deinit {
         close(descriptor)
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws {
-        var done = 0
-        while done < buffer.count {
-            guard let position = off_t(exactly: offset + UInt64(done)), let base = buffer.baseAddress else {
-                throw RemuxError(.ioError, "read past the largest file offset in \(path)")
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(RemuxError) {
+        try bridged {
+            var done = 0
+            while done < buffer.count {
+                guard let position = off_t(exactly: offset + UInt64(done)), let base = buffer.baseAddress else {
+                    throw RemuxError(.ioError, "read past the largest file offset in \(path)")
+                }
+                let count = retryingOnInterrupt { pread(descriptor, base + done, buffer.count - done, position) }
+                if count < 0 {
+                    throw RemuxError(.ioError, "cannot read \(path) at byte \(position): \(errorText(errno))")
+                }
+                if count == 0 {
+                    throw RemuxError(.ioError, "\(path) ended at byte \(position) while being read: "
+                                     + "the file shrank or was replaced")
+                }
+                done += count
             }
-            let count = retryingOnInterrupt { pread(descriptor, base + done, buffer.count - done, position) }
-            if count < 0 {
-                throw RemuxError(.ioError, "cannot read \(path) at byte \(position): \(errorText(errno))")
-            }
-            if count == 0 {
-                throw RemuxError(.ioError, "\(path) ended at byte \(position) while being read: "
-                                 + "the file shrank or was replaced")
-            }
-            done += count
         }
     }
 

@@ -39,7 +39,8 @@ public final class Locked<Value>: @unchecked Sendable {
     /// Runs `body` with the value while holding the lock, and returns what it returns.
     ///
     /// `body` must not call `withLock` on the same instance: the mutex is not recursive.
-    public func withLock<Result>(_ body: (inout sending Value) throws -> sending Result) rethrows -> sending Result {
+    public func withLock<Result, Failure: Error>(_ body: (inout sending Value) throws(Failure) -> sending Result)
+        throws(Failure) -> sending Result {
         csystem_lock_lock(lock)
         defer { csystem_lock_unlock(lock) }
         return try body(&value)

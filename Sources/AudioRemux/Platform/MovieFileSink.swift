@@ -34,10 +34,14 @@ public final class MovieFileSink: MovieSink {
     /// Creates the output beside `destination` under a temporary name (see
     /// ``publish()``). Throws ``RemuxError/Code/destinationExists`` when `destination`
     /// exists and `overwrite` is false.
-    public init(destination: String, overwrite: Bool, sources: [any ByteSource], bufferSize: Int = 1 << 20) throws {
-        target = CopyingMovieSink(sink: try OutputFile(destination: destination, overwrite: overwrite),
-                                  sources: sources.map(SomeSource.init), bufferSize: bufferSize)
-        self.overwrite = overwrite
+    public init(destination: String, overwrite: Bool, sources: [any ByteSource], bufferSize: Int = 1 << 20) throws(RemuxError) {
+        do {
+            target = CopyingMovieSink(sink: try OutputFile(destination: destination, overwrite: overwrite),
+                                      sources: sources.map(SomeSource.init), bufferSize: bufferSize)
+            self.overwrite = overwrite
+        } catch {
+            throw RemuxError(bridging: error)
+        }
     }
 
     /// A sink whose temporary file has `file`'s permissions (never wider) and, where the
@@ -52,16 +56,20 @@ public final class MovieFileSink: MovieSink {
         target.deallocate()
     }
 
-    public func perform(_ operation: MuxOperation) throws {
-        try target.perform(operation)
+    public func perform(_ operation: MuxOperation) throws(RemuxError) {
+        try bridged {
+            try target.perform(operation)
+        }
     }
 
     /// Flushes what is buffered, syncs the file and moves it to its destination: either the
     /// whole file appears there or nothing does. Without a call the temporary file is
     /// removed when the sink goes away.
-    public func publish() throws {
-        try target.flush()
-        try target.sink.publish(overwrite: overwrite)
+    public func publish() throws(RemuxError) {
+        try bridged {
+            try target.flush()
+            try target.sink.publish(overwrite: overwrite)
+        }
     }
 
     /// Flushes, syncs and renames a tag rewrite to `readyPath`, complete, for copying back

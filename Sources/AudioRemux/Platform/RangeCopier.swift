@@ -68,7 +68,7 @@ struct RangeCopier {
         if kernelCopy, range.upperBound - offset >= Self.kernelCopyThreshold, source.fileDescriptor != nil {
             try flush(to: &sink)
             while offset < range.upperBound {
-                if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
+                if isCancelled() { throw RemuxError.cancelled }
                 let count = Int(min(UInt64(buffer.count), range.upperBound - offset))
                 guard let done = try sink.copy(from: source, at: offset, count: count) else {
                     kernelCopy = false
@@ -81,7 +81,7 @@ struct RangeCopier {
         while offset < range.upperBound {
             if fill == buffer.count {
                 try flush(to: &sink)
-                if isCancelled() { throw RemuxError(.cancelled, "cancelled") }
+                if isCancelled() { throw RemuxError.cancelled }
             }
             let count = Int(min(UInt64(buffer.count - fill), range.upperBound - offset))
             try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[fill..<(fill + count)]), at: offset)

@@ -38,61 +38,69 @@ public final class SpillFile: ByteSink, ByteSource {
 
     /// Creates the file in `directory` (by default `$TMPDIR`, or `/tmp`) and removes its
     /// name at once. Throws ``RemuxError/Code/ioError`` when it cannot be created.
-    public init(directory: String? = nil) throws {
-        let directory = directory ?? temporaryDirectory()
-        let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        let path = directory + "/.extract-audio-spill-\(getpid())-\(random).tmp"
-        // Registered before it exists, so that a signal arriving right after open(2) still
-        // finds it; it is unlinked at once after.
-        let slot = TemporaryFiles.register(path)
-        defer { TemporaryFiles.unregister(slot) }
-        let fd = retryingOnInterrupt { open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
-        guard fd >= 0 else {
-            throw RemuxError(.ioError, "cannot create a temporary file in \(directory): \(errorText(errno))")
+    public init(directory: String? = nil) throws(RemuxError) {
+        do {
+            let directory = directory ?? temporaryDirectory()
+            let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            let path = directory + "/.extract-audio-spill-\(getpid())-\(random).tmp"
+            // Registered before it exists, so that a signal arriving right after open(2) still
+            // finds it; it is unlinked at once after.
+            let slot = TemporaryFiles.register(path)
+            defer { TemporaryFiles.unregister(slot) }
+            let fd = retryingOnInterrupt { open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
+            guard fd >= 0 else {
+                throw RemuxError(.ioError, "cannot create a temporary file in \(directory): \(errorText(errno))")
+            }
+            unlink(path)
+            descriptor = fd
+        } catch {
+            throw RemuxError(bridging: error)
         }
-        unlink(path)
-        descriptor = fd
     }
 
     deinit {
         close(descriptor)
     }
 
-    public func write(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let base = bytes.baseAddress else { return }  // Nothing to write.
-        var done = 0
-        while done < bytes.count {
-            guard let position = off_t(exactly: length + UInt64(done)) else {
-                throw RemuxError(.ioError, "the temporary sample file would pass the largest file offset")
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(RemuxError) {
+        try bridged {
+            guard let base = bytes.baseAddress else { return }  // Nothing to write.
+            var done = 0
+            while done < bytes.count {
+                guard let position = off_t(exactly: length + UInt64(done)) else {
+                    throw RemuxError(.ioError, "the temporary sample file would pass the largest file offset")
+                }
+                let count = retryingOnInterrupt { pwrite(descriptor, base + done, bytes.count - done, position) }
+                guard count > 0 else {
+                    let code = count < 0 ? errno : ENOSPC
+                    throw RemuxError(.ioError, "cannot write the temporary sample file: \(errorText(code))")
+                }
+                done += count
             }
-            let count = retryingOnInterrupt { pwrite(descriptor, base + done, bytes.count - done, position) }
-            guard count > 0 else {
-                let code = count < 0 ? errno : ENOSPC
-                throw RemuxError(.ioError, "cannot write the temporary sample file: \(errorText(code))")
-            }
-            done += count
+            length += UInt64(bytes.count)
         }
-        length += UInt64(bytes.count)
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws {
-        let (end, overflow) = offset.addingReportingOverflow(UInt64(buffer.count))
-        guard !overflow, end <= length else {
-            throw RemuxError(.ioError, "a read of \(buffer.count) bytes at \(offset) runs past the \(length) bytes of "
-                             + "the temporary sample file")
-        }
-        guard let base = buffer.baseAddress else { return }  // Nothing to read.
-        var done = 0
-        while done < buffer.count {
-            guard let position = off_t(exactly: offset + UInt64(done)) else {
-                throw RemuxError(.ioError, "a read of the temporary sample file at \(offset) passes the largest file offset")
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(RemuxError) {
+        try bridged {
+            let (end, overflow) = offset.addingReportingOverflow(UInt64(buffer.count))
+            guard !overflow, end <= length else {
+                throw RemuxError(.ioError, "a read of \(buffer.count) bytes at \(offset) runs past the \(length) bytes of "
+                                 + "the temporary sample file")
             }
-            let count = retryingOnInterrupt { pread(descriptor, base + done, buffer.count - done, position) }
-            guard count > 0 else {
-                throw RemuxError(.ioError, "cannot read the temporary sample file at byte \(position): "
-                                 + errorText(count < 0 ? errno : EIO))
+            guard let base = buffer.baseAddress else { return }  // Nothing to read.
+            var done = 0
+            while done < buffer.count {
+                guard let position = off_t(exactly: offset + UInt64(done)) else {
+                    throw RemuxError(.ioError, "a read of the temporary sample file at \(offset) passes the largest file offset")
+                }
+                let count = retryingOnInterrupt { pread(descriptor, base + done, buffer.count - done, position) }
+                guard count > 0 else {
+                    throw RemuxError(.ioError, "cannot read the temporary sample file at byte \(position): "
+                                     + errorText(count < 0 ? errno : EIO))
+                }
+                done += count
             }
-            done += count
         }
     }
 

@@ -34,19 +34,21 @@ public struct StreamSink: ByteSink {
         self.name = name
     }
 
-    public mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
-        var done = 0
-        while done < bytes.count {
-            guard let base = bytes.baseAddress else { return }
-            let count = retryingOnInterrupt { systemWrite(descriptor, base + done, bytes.count - done) }
-            guard count > 0 else {
-                let code = count < 0 ? errno : EIO
-                throw RemuxError(.ioError, "cannot write to \(name) after \(position + UInt64(done)) bytes: "
-                                 + errorText(code) + (code == EPIPE ? " (the reader went away)" : ""))
+    public mutating func write(_ bytes: UnsafeRawBufferPointer) throws(RemuxError) {
+        try bridged {
+            var done = 0
+            while done < bytes.count {
+                guard let base = bytes.baseAddress else { return }
+                let count = retryingOnInterrupt { systemWrite(descriptor, base + done, bytes.count - done) }
+                guard count > 0 else {
+                    let code = count < 0 ? errno : EIO
+                    throw RemuxError(.ioError, "cannot write to \(name) after \(position + UInt64(done)) bytes: "
+                                     + errorText(code) + (code == EPIPE ? " (the reader went away)" : ""))
+                }
+                done += count
             }
-            done += count
+            position += UInt64(bytes.count)
         }
-        position += UInt64(bytes.count)
     }
 }
 
@@ -62,47 +64,51 @@ public final class SpooledFile {
     /// Copies everything `descriptor` yields into a new file in `$TMPDIR` (or `/tmp`).
     /// Throws ``RemuxError/Code/ioError`` when reading or writing fails; the partial copy
     /// is removed.
-    public init(copying descriptor: Int32, name: String = "standard input") throws {
-        let directory = temporaryDirectory()
-        // Named here rather than by mkstemp so that it is registered before it exists: a
-        // signal arriving right after open(2) still finds it.
-        let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        path = directory + "/extract-audio-stdin-\(getpid())-\(random).tmp"
-        slot = TemporaryFiles.register(path)
-        let fd = retryingOnInterrupt { open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
-        guard fd >= 0 else {
-            let code = errno
-            TemporaryFiles.unregister(slot)
-            slot = nil
-            isRemoved = true
-            throw RemuxError(.ioError, "cannot copy \(name) to a temporary file in \(directory): "
-                             + errorText(code))
-        }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                retryingOnInterrupt { read(descriptor, bytes.baseAddress, bytes.count) }
-            }
-            if count == 0 { break }
-            guard count > 0 else {
+    public init(copying descriptor: Int32, name: String = "standard input") throws(RemuxError) {
+        do {
+            let directory = temporaryDirectory()
+            // Named here rather than by mkstemp so that it is registered before it exists: a
+            // signal arriving right after open(2) still finds it.
+            let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            path = directory + "/extract-audio-stdin-\(getpid())-\(random).tmp"
+            slot = TemporaryFiles.register(path)
+            let fd = retryingOnInterrupt { open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
+            guard fd >= 0 else {
                 let code = errno
-                remove()
-                throw RemuxError(.ioError, "cannot read \(name): \(errorText(code))")
+                TemporaryFiles.unregister(slot)
+                slot = nil
+                isRemoved = true
+                throw RemuxError(.ioError, "cannot copy \(name) to a temporary file in \(directory): "
+                                 + errorText(code))
             }
-            var done = 0
-            while done < count {
-                let written = buffer.withUnsafeBytes { bytes -> Int in
-                    guard let base = bytes.baseAddress else { return -1 }
-                    return retryingOnInterrupt { systemWrite(fd, base + done, count - done) }
+            defer { close(fd) }
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { bytes in
+                    retryingOnInterrupt { read(descriptor, bytes.baseAddress, bytes.count) }
                 }
-                guard written > 0 else {
-                    let code = written < 0 ? errno : ENOSPC
+                if count == 0 { break }
+                guard count > 0 else {
+                    let code = errno
                     remove()
-                    throw RemuxError(.ioError, "cannot copy \(name) to \(path): \(errorText(code))")
+                    throw RemuxError(.ioError, "cannot read \(name): \(errorText(code))")
                 }
-                done += written
+                var done = 0
+                while done < count {
+                    let written = buffer.withUnsafeBytes { bytes -> Int in
+                        guard let base = bytes.baseAddress else { return -1 }
+                        return retryingOnInterrupt { systemWrite(fd, base + done, count - done) }
+                    }
+                    guard written > 0 else {
+                        let code = written < 0 ? errno : ENOSPC
+                        remove()
+                        throw RemuxError(.ioError, "cannot copy \(name) to \(path): \(errorText(code))")
+                    }
+                    done += written
+                }
             }
+        } catch {
+            throw RemuxError(bridging: error)
         }
     }
 

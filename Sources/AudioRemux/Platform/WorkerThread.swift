@@ -70,17 +70,17 @@ private func workerThreadMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMuta
 /// calling task is cancelled, and the recipe then stops, removes what it wrote and throws
 /// ``RemuxError/Code/cancelled``. Where no thread can be started, `work` runs here.
 func onOwnThread<T: Sendable>(
-    _ work: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) throws -> T
-) async throws -> T {
+    _ work: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) throws(RemuxError) -> T
+) async throws(RemuxError) -> T {
     let cancelled = Locked(false)
     let isCancelled: @Sendable () -> Bool = { cancelled.withLock { $0 } }
-    return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+    let outcome: Result<T, RemuxError> = await withTaskCancellationHandler {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, RemuxError>, Never>) in
             let job: @Sendable () -> Void = {
-                do {
-                    continuation.resume(returning: try work(isCancelled))
+                do throws(RemuxError) {
+                    continuation.resume(returning: .success(try work(isCancelled)))
                 } catch {
-                    continuation.resume(throwing: error)
+                    continuation.resume(returning: .failure(error))
                 }
             }
             if let thread = WorkerThread(job) {
@@ -92,4 +92,5 @@ func onOwnThread<T: Sendable>(
     } onCancel: {
         cancelled.withLock { $0 = true }
     }
+    return try outcome.get()
 }

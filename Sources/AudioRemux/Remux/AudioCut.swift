@@ -14,10 +14,12 @@ public enum AudioCut {
     /// ``AudioExtractor/extract(from:to:options:progress:isCancelled:)-(InputFile,String,_,_,_)``
     /// with `options.range` set to `range`.
     public static func extract(from input: InputFile, to outputPath: String, range: CutRange,
-                               options: ExtractionOptions = ExtractionOptions()) throws -> ExtractionResult {
-        var cut = options
-        cut.range = range
-        return try AudioExtractor.extract(from: input, to: outputPath, options: cut)
+                               options: ExtractionOptions = ExtractionOptions()) throws(RemuxError) -> ExtractionResult {
+        try bridged {
+            var cut = options
+            cut.range = range
+            return try AudioExtractor.extract(from: input, to: outputPath, options: cut)
+        }
     }
 
     /// One output per chapter of `input`: `directory/NN - Title.m4a` (see
@@ -25,29 +27,31 @@ public enum AudioCut {
     /// cuts and published atomically. Throws `.invalidArgument` when the input has no
     /// chapters.
     public static func splitChapters(of input: InputFile, into directory: String,
-                                     options: ExtractionOptions = ExtractionOptions()) throws -> [ExtractionResult] {
-        let split = try ChapterSplit(source: input, options: options)
-        let folder = directory.hasSuffix("/") ? directory : directory + "/"
-        let names = split.pieces.map { folder + $0.fileName }
-        for name in names { try Destination.check(name, overwrite: options.overwrite) }
-        var results: [ExtractionResult] = []
-        for (piece, name) in zip(split.pieces, names) {
-            var output = try OutputFile(destination: name, overwrite: options.overwrite)
-            do {
-                var result = try split.write(piece, from: input, to: &output, bufferSize: options.bufferSize)
-                guard output.position == result.bytesWritten else {
-                    throw RemuxError(.ioError, "wrote \(output.position) bytes where \(result.bytesWritten) were planned")
+                                     options: ExtractionOptions = ExtractionOptions()) throws(RemuxError) -> [ExtractionResult] {
+        try bridged {
+            let split = try ChapterSplit(source: input, options: options)
+            let folder = directory.hasSuffix("/") ? directory : directory + "/"
+            let names = split.pieces.map { folder + $0.fileName }
+            for name in names { try Destination.check(name, overwrite: options.overwrite) }
+            var results: [ExtractionResult] = []
+            for (piece, name) in zip(split.pieces, names) {
+                var output = try OutputFile(destination: name, overwrite: options.overwrite)
+                do {
+                    var result = try split.write(piece, from: input, to: &output, bufferSize: options.bufferSize)
+                    guard output.position == result.bytesWritten else {
+                        throw RemuxError(.ioError, "wrote \(output.position) bytes where \(result.bytesWritten) were planned")
+                    }
+                    try output.publish(overwrite: options.overwrite)
+                    result.outputPath = name
+                    results.append(result)
+                } catch {
+                    output.discard()
+                    throw error
                 }
-                try output.publish(overwrite: options.overwrite)
-                result.outputPath = name
-                results.append(result)
-            } catch {
-                output.discard()
-                throw error
             }
+            results[results.count - 1].warnings += split.warnings
+            return results
         }
-        results[results.count - 1].warnings += split.warnings
-        return results
     }
 }
 
@@ -85,57 +89,63 @@ public struct ChapterSplit {
     /// - Throws: ``RemuxError``: `.invalidArgument` when the input has no chapters,
     ///   `.invalidInput` when none starts before the audio ends, and what an extraction
     ///   of `source` throws.
-    public init(source: some ByteSource, options: ExtractionOptions = ExtractionOptions()) throws {
-        let name = source.name
-        let movie: Movie
+    public init(source: some ByteSource, options: ExtractionOptions = ExtractionOptions()) throws(RemuxError) {
         do {
-            movie = try Movie(reading: source)
-        } catch let error as ISOBMFFError {
-            throw RemuxError(error).prefixed(name)
-        }
-        let chapters = Chapters.read(movie, source: source).sorted { $0.start < $1.start }
-        guard !chapters.isEmpty else {
-            throw RemuxError(.invalidArgument, "\(name) has no chapters to split at")
-        }
-        var whole = options
-        whole.range = nil
-        let extraction = try naming(name) { try Extraction(source: source, options: whole, name: name) }
-        let seconds = extraction.output.presentedSeconds
-        let length = CutTime(clampingSeconds: seconds)
-        var pieces: [Piece] = []
-        var past: [String] = []
-        for (n, chapter) in chapters.enumerated() {
-            let start = CutTime(clampingSeconds: chapter.start)
-            guard start < length else {
-                past.append("chapter \(n + 1) starts at \(formatSeconds(chapter.start)) s, at or after the audio's end "
-                            + "(\(formatSeconds(seconds)) s): no file for it")
-                continue
+            let name = source.name
+            let movie: Movie
+            do {
+                movie = try Movie(reading: source)
+            } catch let error as ISOBMFFError {
+                throw RemuxError(bridging: error).prefixed(name)
             }
-            let next = n + 1 < chapters.count ? CutTime(clampingSeconds: chapters[n + 1].start) : nil
-            let end = next.flatMap { $0 < length ? $0 : nil }
-            if let end, end <= start { continue }
-            pieces.append(Piece(chapter: n + 1, fileName: Self.fileName(n + 1, title: chapter.title),
-                                range: CutRange(from: start, to: end)))
+            let chapters = Chapters.read(movie, source: source).sorted { $0.start < $1.start }
+            guard !chapters.isEmpty else {
+                throw RemuxError(.invalidArgument, "\(name) has no chapters to split at")
+            }
+            var whole = options
+            whole.range = nil
+            let extraction = try naming(name) { try Extraction(source: source, options: whole, name: name) }
+            let seconds = extraction.output.presentedSeconds
+            let length = CutTime(clampingSeconds: seconds)
+            var pieces: [Piece] = []
+            var past: [String] = []
+            for (n, chapter) in chapters.enumerated() {
+                let start = CutTime(clampingSeconds: chapter.start)
+                guard start < length else {
+                    past.append("chapter \(n + 1) starts at \(formatSeconds(chapter.start)) s, at or after the audio's end "
+                                + "(\(formatSeconds(seconds)) s): no file for it")
+                    continue
+                }
+                let next = n + 1 < chapters.count ? CutTime(clampingSeconds: chapters[n + 1].start) : nil
+                let end = next.flatMap { $0 < length ? $0 : nil }
+                if let end, end <= start { continue }
+                pieces.append(Piece(chapter: n + 1, fileName: Self.fileName(n + 1, title: chapter.title),
+                                    range: CutRange(from: start, to: end)))
+            }
+            guard !pieces.isEmpty else {
+                throw RemuxError(.invalidInput, "\(name): no chapter starts before the audio ends "
+                                 + "(\(formatSeconds(seconds)) s); nothing was written")
+            }
+            self.pieces = pieces
+            self.extraction = extraction
+            self.name = name
+            warnings = past
+        } catch {
+            throw RemuxError(bridging: error)
         }
-        guard !pieces.isEmpty else {
-            throw RemuxError(.invalidInput, "\(name): no chapter starts before the audio ends "
-                             + "(\(formatSeconds(seconds)) s); nothing was written")
-        }
-        self.pieces = pieces
-        self.extraction = extraction
-        self.name = name
-        warnings = past
     }
 
     /// Writes `piece` (one of ``pieces``), read from `source` (the one planned from), into
     /// `sink`; the result's ``ExtractionResult/outputPath`` is empty.
     public func write(_ piece: Piece, from source: some ByteSource, to sink: inout some ByteSink,
-                      bufferSize: Int = 1 << 20, isCancelled: @escaping () -> Bool = { false }) throws
+                      bufferSize: Int = 1 << 20, isCancelled: @escaping () -> Bool = { false }) throws(RemuxError)
         -> ExtractionResult {
-        let cut = try naming(name) { try extraction.cut(piece.range, name: name) }
-        let size = try cut.write(from: source, to: &sink, bufferSize: max(bufferSize, 64 << 10), progress: nil,
-                                 isCancelled: isCancelled)
-        return cut.result(outputPath: "", bytesWritten: size)
+        try bridged {
+            let cut = try naming(name) { try extraction.cut(piece.range, name: name) }
+            let size = try cut.write(from: source, to: &sink, bufferSize: max(bufferSize, 64 << 10), progress: nil,
+                                     isCancelled: isCancelled)
+            return cut.result(outputPath: "", bytesWritten: size)
+        }
     }
 
     /// `NN - Title.m4a` for chapter `number`.

@@ -28,47 +28,47 @@ public enum Remux {
     ///   - inputPath: the MP4 or MOV to read; it must be a regular file.
     ///   - outputPath: the file to create (`.mov` for a QuickTime movie); its folder must exist.
     ///   - options: the range, the tracks, the layout, metadata and overwriting.
-    ///   - progress: called as the file is written, with the bytes written so far and the
-    ///     sample bytes written so far and in all (`MuxProgress`, as `mux` and `concat` report).
+    ///   - progress: called as the file is written, with the sample bytes written so far and
+    ///     in all (``RemuxProgress``, as every recipe reports).
     ///   - isCancelled: polled while writing; when it returns true the remux stops, removes
     ///     its temporary file and throws ``RemuxError/Code/cancelled``.
     @discardableResult
     public static func run(from inputPath: String, to outputPath: String,
-                           options: RemuxOptions = RemuxOptions(), progress: ((MuxProgress) -> Void)? = nil,
-                           isCancelled: () -> Bool = { false }) throws -> RemuxResult {
-        let input = try InputFile(path: inputPath)
-        if let existing = FileIdentity(path: outputPath), existing == input.identity {
-            throw RemuxError(.sameFile, "\(input.path) and \(outputPath) are the same file")
+                           options: RemuxOptions = RemuxOptions(), progress: ((RemuxProgress) -> Void)? = nil,
+                           isCancelled: () -> Bool = { false }) throws(RemuxError) -> RemuxResult {
+        try bridged {
+            let input = try InputFile(path: inputPath)
+            if let existing = FileIdentity(path: outputPath), existing == input.identity {
+                throw RemuxError(.sameFile, "\(input.path) and \(outputPath) are the same file")
+            }
+            try Destination.check(outputPath, overwrite: options.overwrite)
+            let reader: MovieReader<InputFile>
+            do {
+                reader = try MovieReader(reading: input)
+            } catch {
+                throw FileSignature.explain(RemuxError(bridging: error), source: input).naming(input.path)
+            }
+            var writer = MovieWriter(movieTimescale: reader.movie.header.timescale)
+            let result = try naming(input.path) {
+                try parse { try plan(reader, name: input.path, output: outputPath, options: options, writer: &writer) }
+            }
+            let sink = try MovieFileSink(destination: outputPath, overwrite: options.overwrite, sources: [input])
+            var target = sink
+            let layout = options.fragmentSeconds.map { MovieWriter.Layout.fragmented(seconds: $0, segmentIndex: false) }
+            var written: UInt64 = 0
+            do {
+                try writer.finish(layout ?? .progressive, into: &target, progress: { state in
+                    written = state.bytesDone
+                    progress?(RemuxProgress(state))
+                }, isCancelled: isCancelled)
+            } catch {
+                throw RemuxError(bridging: error, naming: input.path)
+            }
+            try sink.publish()
+            var done = result
+            done.bytesWritten = written
+            return done
         }
-        try Destination.check(outputPath, overwrite: options.overwrite)
-        let reader: MovieReader<InputFile>
-        do {
-            reader = try MovieReader(reading: input)
-        } catch let error as ISOBMFFError {
-            throw FileSignature.explain(RemuxError(error), source: input).naming(input.path)
-        }
-        var writer = MovieWriter(movieTimescale: reader.movie.header.timescale)
-        let result = try naming(input.path) {
-            try parse { try plan(reader, name: input.path, output: outputPath, options: options, writer: &writer) }
-        }
-        let sink = try MovieFileSink(destination: outputPath, overwrite: options.overwrite, sources: [input])
-        var target = sink
-        let layout = options.fragmentSeconds.map { MovieWriter.Layout.fragmented(seconds: $0, segmentIndex: false) }
-        var written: UInt64 = 0
-        do {
-            try writer.finish(layout ?? .progressive, into: &target, progress: { state in
-                written = state.bytesDone
-                progress?(state)
-            }, isCancelled: isCancelled)
-        } catch is MuxCancelled {
-            throw RemuxError(.cancelled, "cancelled")
-        } catch let error as ISOBMFFError {
-            throw RemuxError(error).naming(input.path)
-        }
-        try sink.publish()
-        var done = result
-        done.bytesWritten = written
-        return done
     }
 
     /// The `async` form of ``run(from:to:options:progress:isCancelled:)``: it honours the
@@ -77,8 +77,8 @@ public enum Remux {
     /// its own, not on the cooperative pool.
     @discardableResult
     public static func run(from inputPath: String, to outputPath: String, options: RemuxOptions = RemuxOptions(),
-                           progress: (@Sendable (MuxProgress) -> Void)? = nil) async throws -> RemuxResult {
-        try await onOwnThread { isCancelled in
+                           progress: (@Sendable (RemuxProgress) -> Void)? = nil) async throws(RemuxError) -> RemuxResult {
+        try await onOwnThread { isCancelled throws(RemuxError) in
             try run(from: inputPath, to: outputPath, options: options, progress: progress, isCancelled: isCancelled)
         }
     }
@@ -94,34 +94,36 @@ public enum Remux {
     @discardableResult
     public static func run<Source: ByteSource>(from source: Source, to sink: inout some ByteSink,
                                                name: String = "output.mp4", options: RemuxOptions = RemuxOptions(),
-                                               bufferSize: Int = 1 << 20,
-                                               isCancelled: () -> Bool = { false }) throws -> RemuxResult {
-        let reader: MovieReader<Source>
-        do {
-            reader = try MovieReader(reading: source)
-        } catch let error as ISOBMFFError {
-            throw FileSignature.explain(RemuxError(error), source: source).naming(source.name)
+                                               bufferSize: Int = 1 << 20, progress: ((RemuxProgress) -> Void)? = nil,
+                                               isCancelled: () -> Bool = { false }) throws(RemuxError) -> RemuxResult {
+        try bridged {
+            let reader: MovieReader<Source>
+            do {
+                reader = try MovieReader(reading: source)
+            } catch {
+                throw FileSignature.explain(RemuxError(bridging: error), source: source).naming(source.name)
+            }
+            var writer = MovieWriter(movieTimescale: reader.movie.header.timescale)
+            var result = try naming(source.name) {
+                try parse { try plan(reader, name: source.name, output: name, options: options, writer: &writer) }
+            }
+            var target = CopyingMovieSink(sink: sink, sources: [source], bufferSize: max(bufferSize, 64 << 10))
+            defer {
+                sink = target.sink
+                target.deallocate()
+            }
+            let layout = options.fragmentSeconds.map { MovieWriter.Layout.fragmented(seconds: $0, segmentIndex: false) }
+            do {
+                try writer.finish(layout ?? .progressive, into: &target, progress: progress.map { progress in
+                    { progress(RemuxProgress($0)) }
+                }, isCancelled: isCancelled)
+            } catch {
+                throw RemuxError(bridging: error, naming: source.name)
+            }
+            try target.flush()
+            result.bytesWritten = target.position
+            return result
         }
-        var writer = MovieWriter(movieTimescale: reader.movie.header.timescale)
-        var result = try naming(source.name) {
-            try parse { try plan(reader, name: source.name, output: name, options: options, writer: &writer) }
-        }
-        var target = CopyingMovieSink(sink: sink, sources: [source], bufferSize: max(bufferSize, 64 << 10))
-        defer {
-            sink = target.sink
-            target.deallocate()
-        }
-        let layout = options.fragmentSeconds.map { MovieWriter.Layout.fragmented(seconds: $0, segmentIndex: false) }
-        do {
-            try writer.finish(layout ?? .progressive, into: &target, isCancelled: isCancelled)
-        } catch is MuxCancelled {
-            throw RemuxError(.cancelled, "cancelled")
-        } catch let error as ISOBMFFError {
-            throw RemuxError(error).naming(source.name)
-        }
-        try target.flush()
-        result.bytesWritten = target.position
-        return result
     }
 
     /// Adds the kept tracks of `reader` to `writer`, cut as `options` says.
@@ -147,7 +149,7 @@ public enum Remux {
         func drop(_ track: MediaTrack, _ error: ISOBMFFError) {
             let reason = "its boxes are damaged: \(error.description)"
             dropped.append(RemuxResult.DroppedTrack(trackID: track.id, reason: reason))
-            damage = damage ?? RemuxError(error).prefixed(name)
+            damage = damage ?? RemuxError(bridging: error).prefixed(name)
             let format = track.format.map { " (\($0))" } ?? ""
             warnings.append("track \(track.id)\(format) was dropped: \(reason)")
         }
@@ -240,7 +242,7 @@ public enum Remux {
             } catch let error as ISOBMFFError {
                 // A file cut short is not one damaged track: a remux copies whole inputs only.
                 let cut = !movie.isFragmented && (try? reader.wholeSamples(of: track))?.truncation != nil
-                guard droppable(track), !cut else { throw RemuxError(error).prefixed(name) }
+                guard droppable(track), !cut else { throw RemuxError(bridging: error).prefixed(name) }
                 drop(track, error)
             }
         }
@@ -308,7 +310,7 @@ public enum Remux {
                                        movieTimescale: presentation.segmentTimescale,
                                        outputMovieTimescale: movieTimescale, range: cut, preRoll: preRoll)
                 } catch let failure as CutPlan.Failure {
-                    throw RemuxError(.unsupportedInput, "\(name): track \(track.id) cannot be cut: \(failure)")
+                    throw RemuxError(bridging: failure).prefixed("\(name): track \(track.id) cannot be cut")
                 }
                 guard var plan else {
                     notes.append("track \(track.id) presents nothing between \(cut.from) and "
@@ -326,7 +328,7 @@ public enum Remux {
                             try reader.bitstreamKeyFrame(samples[i], of: track, buffer: &buffer)
                         }
                     } catch let error as ISOBMFFError {
-                        throw RemuxError(error).prefixed(name)
+                        throw RemuxError(bridging: error).prefixed(name)
                     }
                     if !wrong.isEmpty {
                         warnings.append("track \(track.id): sample \(wrong[0] + 1) is marked as a sync sample, but its "

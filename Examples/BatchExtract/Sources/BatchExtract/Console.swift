@@ -31,7 +31,7 @@ final class ProgressLine: Sendable {
         self.name = name
     }
 
-    func update(_ progress: ExtractionProgress) {
+    func update(_ progress: RemuxProgress) {
         guard progress.bytesTotal > 0 else { return }
         let percent = Int(progress.bytesDone * 100 / progress.bytesTotal)
         let changed = shown.withLock { last in

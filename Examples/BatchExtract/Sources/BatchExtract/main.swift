@@ -69,8 +69,9 @@ for name in movies {
               + "\(result.sampleCount) packets")
         extractedSeconds += result.duration
     } catch {
-        // The extractor throws only RemuxError: a stable code and a one-line message.
-        let error = error as? RemuxError ?? RemuxError(.ioError, "\(error)")
+        // The extractor throws only RemuxError (typed throws), a stable code and a one-line
+        // message; the detached task's `value` forgets the type, and bridging gives it back.
+        let error = RemuxError(bridging: error)
         line?.clear()
         print("fail  \(name) [\(error.code)]: \(error.message)")
         failures.append(name)
