@@ -93,9 +93,12 @@ damaged (issue 32): a regular (not fragmented, not truncated) input with a video
   exit 0, list exactly that track (its tkhd ID) in `dropped_tracks` with one warning naming
   it, and hold one track fewer for ffprobe; its first video stream decodes to as many
   frames in FFmpeg (framecrc) and in GStreamer (qtdemux ! decodebin) as the plain remux's
-  (itself checked against the input above), each player a check of its own. Skipped
-  without the plain remux's output; a player's half skipped when it cannot decode the
-  plain remux's video.
+  (itself checked against the input above), each player a check of its own. `mux
+  --keep-original-audio --json` of it under Fixtures/meta-itunes.m4a must do the same
+  (exit 0, the track in `dropped_tracks` and one warning, the first video's frame counts
+  the plain remux's), and `tag --set title=…` must edit it (exit 0, ffprobe reads the
+  title and as many streams as before). Skipped without the plain remux's output; a
+  player's half skipped when it cannot decode the plain remux's video.
 
 Prints one line per input and command, `ok`/`FAIL`/`skipped (reason)` with the time the step
 took, and `N passed, M failed` last; exits 1 on any failure. Set EXTRACT_AUDIO to a built
@@ -1360,14 +1363,14 @@ def init_of(seg_path, names):
 
 
 def check_damaged(report, tool, path, f, tmp):
-    """Issue 32: one track's stsd removed, the remux keeps the rest (see the docstring)."""
+    """Issue 32: one track's stsd removed, remux and mux keep the rest, tag edits the file
+    (see the docstring)."""
     if not f["moov"] or f.get("truncated") or fragmented(path):
         return
     video = [t for t in f["tracks"] if t["handler"] == b"vide" and t["entries"]]
     others = [t for t in f["audio"] if t["entries"]]
     if not video or not others:
         return
-    began = time.monotonic()
     plain = os.path.join(tmp, "remux" + container_ext(f))
     if not os.path.exists(plain):
         report.skip("damaged: remux", "no plain remux output to compare with")
@@ -1384,54 +1387,88 @@ def check_damaged(report, tool, path, f, tmp):
     damaged = os.path.join(tmp, "damaged" + container_ext(f))
     with open(damaged, "wb") as out:
         out.write(data)
-    out_path = os.path.join(tmp, "damaged-remux" + container_ext(f))
-    out = run(tool, "remux", "--json", damaged, out_path, "--overwrite")
+    plain_streams = ffprobe_streams(plain) or []
+    plain_counts = decoded_video_frames(plain, plain_streams)
+    remuxed = os.path.join(tmp, "damaged-remux" + container_ext(f))
+    streams = check_dropped(report, "remux", victim_id, remuxed,
+                            run(tool, "remux", "--json", damaged, remuxed, "--overwrite"))
+    if streams is not None and len(streams) != len(plain_streams) - 1:
+        report.check(False, "damaged: remux streams", f"{len(streams)} streams, the plain remux {len(plain_streams)}")
+    elif streams is not None:
+        compare_video_frames(report, "remux", plain_counts, decoded_video_frames(remuxed, streams))
+    # mux keeps the video's intact tracks: its first video is the plain remux's.
+    muxed = os.path.join(tmp, "damaged-mux.mp4")
+    streams = check_dropped(report, "mux", victim_id, muxed,
+                            run(tool, "mux", "--json", "--keep-original-audio", damaged, "--audio", MUSIC, muxed,
+                                "--overwrite"))
+    if streams is not None:
+        compare_video_frames(report, "mux", plain_counts, decoded_video_frames(muxed, streams))
+    check_damaged_tag(report, tool, damaged, f, tmp)
+
+
+MUSIC = os.path.join(ROOT, "Fixtures", "meta-itunes.m4a")
+
+
+def check_dropped(report, command, victim_id, out_path, out):
+    """One check: the command exited 0, listed exactly the victim in `dropped_tracks` and
+    named it in one warning. Returns the output's streams (ffprobe) when it passed."""
     stderr = out.stderr.decode(errors="replace").strip()
     if out.returncode != 0:
-        report.check(False, "damaged: remux", f"exit {out.returncode}: {stderr[:200]}", time.monotonic() - began)
-        return
-    problems = []
+        report.check(False, f"damaged: {command}", f"exit {out.returncode}: {stderr[:200]}")
+        return None
     try:
         result = json.loads(out.stdout)
     except ValueError:
         result = {}
+    problems = []
     dropped = [d.get("track_id") for d in result.get("dropped_tracks", [])]
     if dropped != [victim_id]:
         problems.append(f"dropped_tracks {dropped}, not [{victim_id}]")
-    named = [w for w in result.get("warnings", []) if w.startswith(f"track {victim_id} ") and "was dropped" in w]
+    # remux's warnings start with the track; mux's with the video's name first.
+    named = [w for w in result.get("warnings", []) if re.search(f"(^|: )track {victim_id} .*was dropped", w)]
     if len(named) != 1:
         problems.append(f"{len(named)} warnings name track {victim_id} as dropped")
-    plain_streams = ffprobe_streams(plain)
-    out_streams = ffprobe_streams(out_path)
-    if len(out_streams) != len(plain_streams) - 1:
-        problems.append(f"{len(out_streams)} streams, the plain remux {len(plain_streams)}")
-    report.check(not problems, "damaged: remux", "; ".join(problems) or f"track {victim_id} dropped",
-                 time.monotonic() - began)
-    if problems:
-        return
-    began = time.monotonic()
-    ff_plain, _ = ffmpeg_counts(plain, [s for s in plain_streams if s.get("codec_type") == "video"][:1])
-    ff_out, _ = ffmpeg_counts(out_path, [s for s in out_streams if s.get("codec_type") == "video"][:1])
-    if ff_plain.get(("video", 0)) is None:
-        report.skip("damaged: FFmpeg decode", "FFmpeg decodes no video stream here (an attached picture, or no "
-                    "decoder)")
-    else:
-        report.check(ff_plain.get(("video", 0)) == ff_out.get(("video", 0)), "damaged: FFmpeg decode",
-                     f"{ff_out.get(('video', 0))} video frames, the plain remux {ff_plain.get(('video', 0))}",
-                     time.monotonic() - began)
-    began = time.monotonic()
+    report.check(not problems, f"damaged: {command}", "; ".join(problems) or f"track {victim_id} dropped")
+    return None if problems else (ffprobe_streams(out_path) or [])
+
+
+def decoded_video_frames(path, streams):
+    """(FFmpeg's, GStreamer's) frame counts of the first video stream; None for a player
+    that decodes none (an attached picture, no decoder), or GStreamer's error text."""
+    ffmpeg, _ = ffmpeg_counts(path, [s for s in streams if s.get("codec_type") == "video"][:1])
     try:
-        gst_plain = gst_counts(plain, ["video"])[("video", 0)]
+        gstreamer = gst_counts(path, ["video"])[("video", 0)]
     except RuntimeError as error:
-        report.skip("damaged: GStreamer decode", f"GStreamer cannot decode the plain remux: {error}")
+        gstreamer = str(error)
+    return ffmpeg.get(("video", 0)), gstreamer
+
+
+def compare_video_frames(report, command, plain, out):
+    """The output's first video decodes to as many frames as the plain remux's, in each
+    player a check of its own; a player that cannot decode the plain remux is skipped."""
+    for n, player in enumerate(("FFmpeg", "GStreamer")):
+        label = f"damaged: {command} {player} decode"
+        if plain[n] is None or isinstance(plain[n], str):
+            why = plain[n] or "an attached picture, or no decoder"
+            report.skip(label, f"{player} decodes no video of the plain remux ({why})")
+        else:
+            report.check(out[n] == plain[n], label, f"{out[n]} video frames, the plain remux {plain[n]}")
+
+
+def check_damaged_tag(report, tool, damaged, f, tmp):
+    """Issue 32: `tag` edits a file with a damaged track (it rewrites metadata only): exit 0,
+    ffprobe reads the new title, and lists as many streams as in the damaged input."""
+    copy = os.path.join(tmp, "damaged-tag" + container_ext(f))
+    shutil.copyfile(damaged, copy)
+    out = run(tool, "tag", copy, "--set", "title=damaged part")
+    if out.returncode != 0:
+        report.check(False, "damaged: tag", f"exit {out.returncode}: {out.stderr.decode(errors='replace')[:200]}")
         return
-    try:
-        gst_out = gst_counts(out_path, ["video"])[("video", 0)]
-    except RuntimeError as error:
-        report.check(False, "damaged: GStreamer decode", str(error), time.monotonic() - began)
-        return
-    report.check(gst_plain == gst_out, "damaged: GStreamer decode",
-                 f"{gst_out} video frames, the plain remux {gst_plain}", time.monotonic() - began)
+    probed = json.loads(ffprobe(copy, "-show_entries", "format_tags=title", timeout=120).stdout or b"{}")
+    title = (probed.get("format", {}).get("tags") or {}).get("title")
+    before, after = (len(ffprobe_streams(p) or []) for p in (damaged, copy))
+    report.check(title == "damaged part" and before == after, "damaged: tag",
+                 f"title {title!r}; {after} streams, the damaged input {before}")
 
 
 COMMANDS = {"extract", "packets", "probe", "remux", "damaged"}

@@ -134,6 +134,8 @@ struct MuxCommand: CommandRunner {
             ("video_duration", .double(result.videoDuration)),
             ("music_duration", .double(result.musicDuration)),
             ("dropped", .array(result.dropped.map(JSON.string))),
+            ("warnings", .array(result.warnings.map(JSON.string))),
+            ("dropped_tracks", JSON.droppedTracks(result.droppedTracks)),
             ("bytes", .int(Int(clamping: result.bytesWritten))),
             ("peak_memory_kib", .optional(System.peakMemoryKiB())),
         ])

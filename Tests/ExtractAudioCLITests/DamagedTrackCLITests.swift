@@ -197,6 +197,44 @@ final class DamagedTrackCLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("mixed.mp4")))
     }
 
+    /// `mux` leaves a damaged track of the video out (issue 32): with `--keep-original-audio`
+    /// a damaged first audio track is dropped with one warning and the next intact one kept
+    /// (its packets the input's, by FFmpeg's stream hash); the video is the source's, frame
+    /// for frame. When the only video track is damaged, that is the error: 65, nothing written.
+    func testMuxDropsTheDamagedTrack() throws {
+        let music = fixture("meta-itunes.m4a")
+        let input = try withoutDescriptions("aac-two-audio.mp4", trak: 2)
+        func packetHash(_ path: String, stream: Int) throws -> String {
+            try output("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:\(stream)", "-c", "copy",
+                                  "-f", "streamhash", "-"])
+        }
+        let written = directory.file("muxed.mp4")
+        let run = try runCLI(["mux", "--json", "--keep-original-audio", input, "--audio", music, written])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let warnings = (object["warnings"] as? [String] ?? []).filter { $0.contains("track 2 was dropped: its boxes") }
+        XCTAssertEqual(warnings.count, 1, run.stdout)
+        XCTAssertTrue(warnings.first?.contains("moov/trak[2]") == true, "names the box: \(run.stdout)")
+        let dropped = try XCTUnwrap(object["dropped_tracks"] as? [[String: Any]])
+        XCTAssertEqual(dropped.map { $0["track_id"] as? Int }, [2])
+        XCTAssertEqual(try codecTypes(written), ["video", "audio", "audio"])
+        XCTAssertEqual(try packetHash(written, stream: 2), try packetHash(input, stream: 2),
+                       "the kept original audio is the input's third track")
+        XCTAssertEqual(try ffmpegFrames(written), try ffmpegFrames(fixture("aac-two-audio.mp4")))
+
+        // Not kept, the damaged audio is dropped as any original audio is: no damage to report.
+        let plain = try runCLI(["mux", "--json", input, "--audio", music, directory.file("plain.mp4")])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        XCTAssertTrue(plain.stdout.contains("\"dropped_tracks\": []"), plain.stdout)
+        XCTAssertEqual(try codecTypes(directory.file("plain.mp4")), ["video", "audio"])
+
+        let noVideo = try withoutDescriptions("aac-h264-faststart.mp4", trak: 1)
+        let refused = try runCLI(["mux", noVideo, "--audio", music, directory.file("refused.mp4")])
+        XCTAssertEqual(refused.status, 65, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("moov/trak[1]"), refused.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("refused.mp4")))
+    }
+
     /// A fragmented file cut inside a fragment has lost its later samples: `package`,
     /// `concat` and `mux` (as the music) refuse it (65) and leave nothing, as `remux` does,
     /// rather than pass a partial copy for a whole one.

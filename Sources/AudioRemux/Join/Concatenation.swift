@@ -124,8 +124,7 @@ struct ConcatPlan {
             for track in reader.tracks where track.kind == .audio || track.kind == .video {
                 guard let damage = reader.damage(of: track) else { continue }
                 damaged.insert(track.id)
-                dropped.append("track \(track.id)\(track.format.map { " (\($0))" } ?? "") was dropped: its boxes are "
-                               + "damaged: \(damage.description)")
+                dropped.append(RemuxResult.DroppedTrack(track, damage: damage).warning)
             }
             warnings += dropped.map { "\(name): \($0)" }
             droppedTracks.append(dropped)

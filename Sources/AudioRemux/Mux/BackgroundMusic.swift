@@ -76,9 +76,13 @@ public struct MuxResult: Sendable, Equatable {
     public var dropped: [String]
     /// The size of the output file.
     public var bytesWritten: UInt64
-    /// What the user should know that is not something dropped (a chapter list too long for
-    /// Nero's `chpl`). One sentence each.
+    /// What the user should know that is not something dropped for being unwanted: a chapter
+    /// list too long for Nero's `chpl`, a damaged track left out. One sentence each.
     public var warnings: [String] = []
+    /// The video's tracks that would have been copied (video tracks, and the original audio
+    /// when kept) but were left out because their boxes are damaged, each with why; the rest
+    /// is muxed as if they were not there (issue 32). Each also has a line in ``warnings``.
+    public var droppedTracks: [RemuxResult.DroppedTrack] = []
 }
 
 /// Puts music under a video by stream copy: the video track(s) unchanged, and one audio
@@ -233,6 +237,7 @@ struct MuxPlan {
     var timescale: UInt32
     var dropped: [String]
     var warnings: [String] = []
+    var droppedTracks: [RemuxResult.DroppedTrack] = []
     var exactSeams: Bool
     /// The clips placed, in all.
     var clipsPlaced: Int { music.plays.reduce(0, +) }
@@ -248,8 +253,8 @@ struct MuxPlan {
             try BackgroundMusic.explained(source: inputs[0]) { try MovieReader(reading: inputs[0]) }
         }
         let quickTimeLayout = reader.movie.usesQuickTimeLayout
-        let videoTracks = reader.tracks.filter { $0.kind == .video }
-        guard !videoTracks.isEmpty else {
+        let allVideoTracks = reader.tracks.filter { $0.kind == .video }
+        guard !allVideoTracks.isEmpty else {
             let described = reader.tracks.isEmpty ? "no tracks"
                 : "tracks " + reader.tracks.map { "\($0.id) (\($0.track.handlerType))" }.joined(separator: ", ")
             throw RemuxError(.noVideoTrack, "\(videoPath) has no video track (it has \(described))")
@@ -288,6 +293,20 @@ struct MuxPlan {
             notes.append("the video's metadata (tags, cover art, metadata keys)")
         }
         output.userData = try options.tags.userData(output.userData)
+
+        // A damaged track that would be copied (a video track; the original audio kept) is
+        // left out with a warning and the rest muxed as if it were not there (issue 32); when
+        // every video track is damaged, the first one's damage is the error, as before.
+        var damaged = Set<UInt32>()
+        for track in reader.tracks where track.kind == .video || (track.kind == .audio && options.keepOriginalAudio) {
+            guard let damage = reader.damage(of: track) else { continue }
+            damaged.insert(track.id)
+            let dropped = RemuxResult.DroppedTrack(track, damage: damage)
+            droppedTracks.append(dropped)
+            warnings.append("\(videoPath): \(dropped.warning)")
+        }
+        let intactVideo = allVideoTracks.filter { !damaged.contains($0.id) }
+        let videoTracks = intactVideo.isEmpty ? allVideoTracks : intactVideo
 
         // Video tracks: samples as they are, edits in the new movie timescale; the first
         // video track's presented length is the goal.
@@ -369,8 +388,8 @@ struct MuxPlan {
         }
         musicSeconds = Double(offsetTicks + music.musicTicks) / Double(timescale)
 
-        // The video's own audio, and whatever else it holds.
-        let others = reader.tracks.filter { $0.kind != .video }
+        // The video's own audio (the first intact track, when kept), and whatever else it holds.
+        let others = reader.tracks.filter { $0.kind != .video && !damaged.contains($0.id) }
         for (n, track) in others.enumerated() {
             let describe = "track \(track.id) (\(track.kind == .audio ? "audio" : "\(track.track.handlerType)")"
                 + (track.format.map { ", \($0)" } ?? "") + ")"
@@ -409,7 +428,7 @@ struct MuxPlan {
         }
         if let chapters = options.tags.chapters {
             let written = try ExtractedMovie.addChapters(chapters, to: &output)
-            warnings = ChapterTrack.neroLimitWarning(count: written.chapters.count).map { [$0] } ?? []
+            warnings += ChapterTrack.neroLimitWarning(count: written.chapters.count).map { [$0] } ?? []
         }
         self.writer = output
         dropped = notes
@@ -436,7 +455,7 @@ struct MuxPlan {
                          clips: zip(names.dropFirst(), music.plays).map { MuxResult.ClipUse(path: $0, plays: $1) },
                          videoDuration: videoSeconds, musicDuration: musicSeconds, exactSeams: exactSeams,
                          largestSeamError: Double(largest) / Double(timescale), dropped: dropped,
-                         bytesWritten: bytesWritten, warnings: warnings)
+                         bytesWritten: bytesWritten, warnings: warnings, droppedTracks: droppedTracks)
     }
 }
 

@@ -165,9 +165,9 @@ public enum Packager {
                 // left out and the others packaged (issue 32); a file cut short is not one
                 // damaged track: a package copies whole inputs only.
                 guard reader.damage(of: track) != nil else { throw RemuxError(bridging: error) }
-                let reason = "its boxes are damaged: \(error.description)"
-                dropped.append(RemuxResult.DroppedTrack(trackID: track.id, reason: reason))
-                warnings.append("track \(track.id)\(track.format.map { " (\($0))" } ?? "") was dropped: \(reason)")
+                let track = RemuxResult.DroppedTrack(track, damage: error)
+                dropped.append(track)
+                warnings.append(track.warning)
                 continue
             }
             guard samples.count > 0 else {

@@ -147,11 +147,10 @@ public enum Remux {
             !options.audioOnly && !options.trackIDs.contains(track.id)
         }
         func drop(_ track: MediaTrack, _ error: ISOBMFFError) {
-            let reason = "its boxes are damaged: \(error.description)"
-            dropped.append(RemuxResult.DroppedTrack(trackID: track.id, reason: reason))
+            let track = RemuxResult.DroppedTrack(track, damage: error)
+            dropped.append(track)
             damage = damage ?? RemuxError(bridging: error).prefixed(name)
-            let format = track.format.map { " (\($0))" } ?? ""
-            warnings.append("track \(track.id)\(format) was dropped: \(reason)")
+            warnings.append(track.warning)
         }
         var soundEntries: [UInt32: [[UInt8]]] = [:]
         var refused: RemuxError?

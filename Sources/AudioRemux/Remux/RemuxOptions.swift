@@ -80,11 +80,21 @@ public struct RemuxResult: Sendable {
     /// in ``warnings``.
     public var droppedTracks: [DroppedTrack] = []
 
-    /// A damaged input track that was left out.
-    public struct DroppedTrack: Sendable {
+    /// A damaged input track that was left out: the one rule every recipe that drops one
+    /// (remux, mux, concat, package) states it by.
+    public struct DroppedTrack: Sendable, Equatable {
         /// Its `tkhd` track ID in the input.
         public var trackID: UInt32
         /// Why: the damage, with its box path and byte offset.
         public var reason: String
+        /// The warning that says so ("track 2 (mp4a) was dropped: its boxes are damaged: …").
+        public var warning: String
+
+        /// `track`, left out because of `damage` (what ``MovieReader/damage(of:)`` found).
+        init(_ track: MediaTrack, damage: ISOBMFFError) {
+            trackID = track.id
+            reason = "its boxes are damaged: \(damage.description)"
+            warning = "track \(track.id)\(track.format.map { " (\($0))" } ?? "") was dropped: \(reason)"
+        }
     }
 }
