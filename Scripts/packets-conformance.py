@@ -93,7 +93,8 @@ from oracle.run import run  # noqa: E402
 # Then one damaged part next to readable ones (Scripts/damage.py).
 EXTRA = ["video-bframes.mp4", "video-bframes-negative-cts.mp4", "video-ctts-v0-negative.mp4", "frag-tfdt-start.mp4",
          "frag-edit-duration-0.mp4", "damaged/audio-no-stsd.mp4", "damaged/second-moov.mp4",
-         "damaged/audio-chunk-in-moov.mp4", "tracks-in-turn-truncated.mp4"]
+         "damaged/audio-chunk-in-moov.mp4", "tracks-in-turn-truncated.mp4", "video-mpeg2-stps.mov",
+         "video-stss-zero-based.mp4"]
 
 # Fixtures whose expectations are stored in full; the others get per-track CRCs of the
 # packet fields (Swift tests recompute the same CRC), to keep Fixtures/ small.
@@ -641,6 +642,23 @@ def make_fixtures():
     # its 3 s of media: FFmpeg and GStreamer start the track at 5 s.
     write_with_edits(os.path.join(FIXTURES, "video-only.mp4"), os.path.join(FIXTURES, "video-delay-5s.mp4"),
                      lambda handler: [(5000, -1), (3000, 0)])
+    # Open-GOP MPEG-2 in QuickTime: FFmpeg's mov muxer lists the GOPs' I pictures that
+    # need the previous GOP's pictures for their leading B pictures in stps (partial sync
+    # samples), the first one alone in stss; FFmpeg's demuxer reads both as key frames.
+    run("-f", "lavfi", "-i", "testsrc=size=64x48:rate=25", "-t", "2", "-c:v", "mpeg2video", "-bf", "2", "-g", "12",
+        *bitexact, "-f", "mov", os.path.join(FIXTURES, "video-mpeg2-stps.mov"))
+    # video-bframes.mp4 with its stss counting samples from 0 (as some writers wrongly do):
+    # FFmpeg reads such a table as 0-based when its first entry is 0.
+    data = bytearray(open(os.path.join(FIXTURES, "video-bframes.mp4"), "rb").read())
+    stss = [box for box in mp4box.walk(mp4box.read_tree(bytes(data))) if box.kind == b"stss"]
+    assert len(stss) == 1
+    count = struct.unpack_from(">I", data, stss[0].payload + 4)[0]
+    assert count >= 2 and struct.unpack_from(">I", data, stss[0].payload + 8)[0] == 1
+    for n in range(count):
+        at = stss[0].payload + 8 + 4 * n
+        struct.pack_into(">I", data, at, struct.unpack_from(">I", data, at)[0] - 1)
+    with open(os.path.join(FIXTURES, "video-stss-zero-based.mp4"), "wb") as f:
+        f.write(data)
 
 
 def write_edit_duration_zero(source, target):

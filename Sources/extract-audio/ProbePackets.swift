@@ -86,21 +86,23 @@ extension Probe {
                     // Decode times of a checked table stay below 2^64; real ones below 2^63.
                     let dts = Int64(clamping: sample.decodeTime) &- shift
                     let pts = sample.presentationTime
-                    // `sync` is the container's mark (what ffprobe compares); where the video
-                    // bitstream says otherwise, `bitstream_sync` says what it says.
+                    // `sync` is the container's mark (what ffprobe compares): stss, or QuickTime's
+                    // stps (partial sync: an open GOP's key frame), which ffprobe marks too;
+                    // where the video bitstream says otherwise, `bitstream_sync` says what it says.
+                    let sync = sample.isSync || samples.isPartialSync(index)
                     var disagreement: Bool?
                     if track.kind == .video,
-                       let key = try reader.bitstreamKeyFrame(sample, of: track, buffer: &buffer), key != sample.isSync {
+                       let key = try reader.bitstreamKeyFrame(sample, of: track, buffer: &buffer), key != sync {
                         disagreement = key
                     }
                     if json {
                         output.append("{\"track_id\": \(id), \"index\": \(index), \"dts\": \(dts), \"pts\": \(pts), "
                                       + "\"duration\": \(sample.duration), \"size\": \(sample.size), "
-                                      + "\"offset\": \(sample.offset), \"sync\": \(sample.isSync)"
+                                      + "\"offset\": \(sample.offset), \"sync\": \(sync)"
                                       + (disagreement.map { ", \"bitstream_sync\": \($0)" } ?? "") + "}\n")
                     } else {
                         output.append("track_id=\(id) index=\(index) dts=\(dts) pts=\(pts) duration=\(sample.duration) "
-                                      + "size=\(sample.size) offset=\(sample.offset) sync=\(sample.isSync ? 1 : 0)"
+                                      + "size=\(sample.size) offset=\(sample.offset) sync=\(sync ? 1 : 0)"
                                       + (disagreement.map { " bitstream_sync=\($0 ? 1 : 0)" } ?? "") + "\n")
                     }
                 }

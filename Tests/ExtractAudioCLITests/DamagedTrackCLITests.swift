@@ -235,6 +235,16 @@ final class DamagedTrackCLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("refused.mp4")))
     }
 
+    /// A sync table counting from 0 (`video-stss-zero-based.mp4`) is read as FFmpeg reads it,
+    /// not refused: a cut of it decodes, in FFmpeg, to the frames of the intact
+    /// `video-bframes.mp4` in the range.
+    func testCutOfAZeroBasedSyncTable() throws {
+        let written = directory.file("cut.mp4")
+        let run = try runCLI(["remux", fixture("video-stss-zero-based.mp4"), written, "--from", "0.6", "--to", "0.96"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(try ffmpegFrames(written), Array(try ffmpegFrames(fixture("video-bframes.mp4"))[15..<24]))
+    }
+
     /// A fragmented file cut inside a fragment has lost its later samples: `package`,
     /// `concat` and `mux` (as the music) refuse it (65) and leave nothing, as `remux` does,
     /// rather than pass a partial copy for a whole one.

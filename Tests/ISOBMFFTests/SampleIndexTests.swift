@@ -33,6 +33,26 @@ final class SampleIndexTests: XCTestCase {
         return (try SampleTable(boxes: boxes, fileLength: position), sizes)
     }
 
+    /// `stss` and QuickTime's `stps` read as FFmpeg reads them: a table counting from 0 is
+    /// shifted, and `stps` stays apart from the sync samples (a cut must not start at an
+    /// open GOP's key frame whose leading pictures it presents). The fixtures
+    /// `video-mpeg2-stps.mov` and `video-stss-zero-based.mp4` check the result against
+    /// ffprobe's key flags; these are the edges.
+    func testSyncTablesAsPlayersReadThem() {
+        func read(_ stss: [UInt32]?, _ stps: [UInt32]?) -> [[UInt32]?] {
+            let (sync, partial) = SyncSampleBox.asPlayersRead(stss.map(SyncSampleBox.init(sampleNumbers:)),
+                                                              partial: stps.map(SyncSampleBox.init(sampleNumbers:)))
+            return [sync?.sampleNumbers, partial?.sampleNumbers]
+        }
+        XCTAssertEqual(read(nil, [5, 9]), [nil, [5, 9]])
+        XCTAssertEqual(read([1, 13], nil), [[1, 13], nil])
+        XCTAssertEqual(read([1], [11, 23]), [[1], [11, 23]])
+        XCTAssertEqual(read([0, 12, 24], nil), [[1, 13, 25], nil], "0-based")
+        XCTAssertEqual(read([0], [0, 10]), [[1], [1, 11]], "0-based: both tables shifted")
+        XCTAssertEqual(read([0, 12], [5]), [[0, 12], [5]], "stps's first entry is above 0: 1-based, as FFmpeg's key_off")
+        XCTAssertEqual(read([0, UInt32.max], nil), [[1, 0], nil], "wraps to 0, which SampleTable refuses; no trap")
+    }
+
     /// A time lookup on 1,000,000 samples costs O(log n) steps: binary-search probes plus,
     /// for a presentation time, the samples of the composition-offset window.
     func testTimeLookupsCostLogarithmicSteps() throws {

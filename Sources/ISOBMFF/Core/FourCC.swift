@@ -146,6 +146,8 @@ extension FourCC {
     public static let co64: FourCC = "co64"
     /// `stss`: sync samples (§ 8.6.2).
     public static let stss: FourCC = "stss"
+    /// `stps`: QuickTime's partial sync samples (open-GOP key frames).
+    public static let stps: FourCC = "stps"
     /// `sgpd`: sample group descriptions (§ 8.9.3).
     public static let sgpd: FourCC = "sgpd"
     /// `sbgp`: sample to group (§ 8.9.2).

@@ -93,6 +93,8 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
     let sizes: SampleSizeBox
     /// 1-based sync sample numbers, strictly increasing; nil when every sample is a sync sample.
     let syncSamples: [UInt32]?
+    /// 1-based partial sync sample numbers (`stps`), sorted; empty without one.
+    let partialSyncSamples: [UInt32]
     /// The smallest and largest composition offsets and the longest duration, which bound
     /// the scan of ``index(presentingAt:)``.
     let minimumOffset: Int64
@@ -220,6 +222,7 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
         } else {
             syncSamples = nil
         }
+        partialSyncSamples = (boxes.partialSyncSamples?.sampleNumbers ?? []).sorted()
     }
 
     // MARK: - Random access
@@ -258,6 +261,16 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
         let number = UInt32(truncatingIfNeeded: position + 1)  // At most maximumSampleCount.
         let i = Self.partition(syncSamples.count) { syncSamples[$0] <= number }
         return i > 0 && syncSamples[i - 1] == number
+    }
+
+    /// Whether sample `position` is a partial sync sample (QuickTime's `stps`: an open GOP's
+    /// key frame, its leading pictures needing the GOP before), as ffprobe marks key frames
+    /// beside the sync samples. O(log partial sync samples).
+    public func isPartialSync(_ position: Int) -> Bool {
+        guard position >= 0 && position < count else { return false }
+        let number = UInt32(truncatingIfNeeded: position + 1)  // At most maximumSampleCount.
+        let i = Self.partition(partialSyncSamples.count) { partialSyncSamples[$0] <= number }
+        return i > 0 && partialSyncSamples[i - 1] == number
     }
 
     // MARK: - Lookups by time

@@ -15,6 +15,10 @@ public struct SampleTableBoxes: Sendable {
     public var chunkOffsets: ChunkOffsetBox
     /// `stss` (§ 8.6.2); nil when every sample is a sync sample, as in audio.
     public var syncSamples: SyncSampleBox?
+    /// QuickTime's `stps`: the partial sync samples (open-GOP key frames, whose leading
+    /// pictures need the GOP before); nil when absent. Not sync samples: a cut does not start
+    /// at one; ffprobe marks them key frames.
+    public var partialSyncSamples: SyncSampleBox?
     /// Every `sgpd` (§ 8.9.3), in file order.
     public var sampleGroupDescriptions: [SampleGroupDescriptionBox]
     /// Every `sbgp` (§ 8.9.2), in file order.
@@ -48,6 +52,7 @@ public struct SampleTableBoxes: Sendable {
         var stsz: SampleSizeBox?
         var chunkOffsets: ChunkOffsetBox?
         var stss: SyncSampleBox?
+        var stps: SyncSampleBox?
         var groupDescriptions: [SampleGroupDescriptionBox] = []
         var toGroups: [SampleToGroupBox] = []
         var locations: [FourCC: (path: String, offset: UInt64)] = [:]
@@ -67,6 +72,7 @@ public struct SampleTableBoxes: Sendable {
             case .stco: chunkOffsets = try once(chunkOffsets, ChunkOffsetBox.init(parsing:))
             case .co64: chunkOffsets = try once(chunkOffsets, ChunkOffsetBox.init(parsingLarge:))
             case .stss: stss = try once(stss, SyncSampleBox.init(parsing:))
+            case .stps: stps = try once(stps, SyncSampleBox.init(parsing:))
             case .sgpd:
                 locations[child.type] = (child.path, child.offset)
                 groupDescriptions.append(try SampleGroupDescriptionBox(parsing: &body))
@@ -87,7 +93,7 @@ public struct SampleTableBoxes: Sendable {
         self.sampleToChunk = stsc
         self.sampleSizes = stsz
         self.chunkOffsets = chunkOffsets
-        self.syncSamples = stss
+        (self.syncSamples, self.partialSyncSamples) = SyncSampleBox.asPlayersRead(stss, partial: stps)
         self.sampleGroupDescriptions = groupDescriptions
         self.sampleToGroups = toGroups
         self.locations = locations
