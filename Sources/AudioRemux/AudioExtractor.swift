@@ -78,6 +78,10 @@ public struct ExtractionResult: Sendable, Equatable {
     /// repaired or ignored. Unlike ``notes`` they are not progress: the command-line tool
     /// prints them even with `--quiet`.
     public var warnings: [String] = []
+    /// Audio tracks left out because their boxes are damaged: with the first audio track
+    /// asked for (the default), each damaged one before the first intact one, which is
+    /// extracted instead (issue 32). Each also has a line in ``warnings``.
+    public var droppedTracks: [RemuxResult.DroppedTrack] = []
 }
 
 /// What was recovered from a truncated input.

@@ -26,6 +26,9 @@ struct Extraction {
     /// What the presentation rule ignored or fitted in the input's edit list, after what
     /// reading the input tolerated (a second `moov`, ``Movie/warnings``).
     let presentationWarnings: [String]
+    /// Audio tracks before the chosen one left out because their boxes are damaged (the
+    /// first audio track asked for, and the first is damaged).
+    let droppedTracks: [RemuxResult.DroppedTrack]
 
     /// - Parameter name: how to call the input in messages (its path).
     init(source: some ByteSource, options: ExtractionOptions, name: String) throws {
@@ -34,7 +37,9 @@ struct Extraction {
         } catch {
             throw FileSignature.explain(error, source: source)
         }
-        track = try Self.select(options.track, in: movie, name: name)
+        var dropped: [RemuxResult.DroppedTrack] = []
+        track = try Self.select(options.track, in: movie, source: source, name: name, dropped: &dropped)
+        droppedTracks = dropped
         try Self.checkSamplesAreInFile(track)
         (table, salvage) = try Self.sampleTable(of: track, in: movie, source: source, salvage: options.salvage,
                                                 name: name)
@@ -86,7 +91,7 @@ struct Extraction {
         preRoll = PreRoll(kind: .audio, description: first, timescale: track.mediaHeader.timescale,
                           sampleGroups: groups)
         track.editList = presentation.editList(replacing: track.editList)
-        presentationWarnings = movie.warnings.map(\.description) + presentation.warnings
+        presentationWarnings = droppedTracks.map(\.warning) + movie.warnings.map(\.description) + presentation.warnings
         // An edit made from iTunSMPB counts samples: the output's movie timescale is the
         // media's, so that the edit presents exactly the valid samples.
         let outputTimescale = presentation.isFromGaplessInfo ? track.mediaHeader.timescale : nil
@@ -273,7 +278,8 @@ struct Extraction {
                          sampleCount: output.samples.count,
                          duration: output.presentedSeconds,
                          bytesWritten: bytesWritten, salvage: salvage, notes: notes + cutNotes,
-                         warnings: codec.warnings + presentationWarnings + output.warnings)
+                         warnings: codec.warnings + presentationWarnings + output.warnings,
+                         droppedTracks: droppedTracks)
     }
 
     // MARK: Track choice, shared with mux
@@ -285,11 +291,25 @@ struct Extraction {
     /// The audio track `choice` names (``TrackChoice``: the first audio track in file order,
     /// the N-th, or a track ID that must be audio), or ``RemuxError/Code/noAudioTrack`` with
     /// a message listing the file's tracks (`name` is how the input is called).
-    static func select(_ choice: TrackChoice, in movie: Movie, name: String) throws -> Track {
+    ///
+    /// The first audio track is the first intact one (issue 32: a damaged track is handled as
+    /// if it were not there, by ``MovieReader/damage(of:)``): each damaged one before it is
+    /// added to `dropped`. When every audio track is damaged, the last is chosen and its
+    /// damage is the error. A track named by its number or ID is taken as it is.
+    static func select(_ choice: TrackChoice, in movie: Movie, source: some ByteSource, name: String,
+                       dropped: inout [RemuxResult.DroppedTrack]) throws -> Track {
         let audio = movie.tracks.filter(\.isAudio)
         let wanted: Int
         switch choice {
-        case .firstAudio: wanted = 0
+        case .firstAudio:
+            let reader = MovieReader(movie: movie, source: source)
+            for candidate in audio.dropLast() {
+                guard let media = reader.track(id: candidate.trackID), let damage = reader.damage(of: media) else {
+                    return candidate
+                }
+                dropped.append(RemuxResult.DroppedTrack(media, damage: damage))
+            }
+            wanted = audio.count - 1
         case .audioIndex(let n): wanted = n
         case .trackID(let id):
             guard let track = movie.tracks.first(where: { $0.trackID == id }) else {

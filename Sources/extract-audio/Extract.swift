@@ -281,6 +281,7 @@ enum ExtractOutput {
             ("seconds", .double(seconds)), ("peak_memory_kib", .optional(System.peakMemoryKiB())),
             ("notes", .array(result.notes.map(JSON.string))),
             ("warnings", .array(result.warnings.map(JSON.string))),
+            ("dropped_tracks", JSON.droppedTracks(result.droppedTracks)),
         ]
         if let salvage = result.salvage {
             members.append(("salvaged", .object([("file_length", .int(Int(clamping: salvage.fileLength))),

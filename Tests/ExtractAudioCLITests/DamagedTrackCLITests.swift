@@ -235,6 +235,32 @@ final class DamagedTrackCLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("refused.mp4")))
     }
 
+    /// Extraction takes the first intact audio track when the first is damaged (issue 32: as
+    /// if the damaged one were not there), with a warning and `dropped_tracks`: its packets
+    /// are the input's third track's, by FFmpeg's stream hash. Named, the damaged track is the
+    /// error (65), as is the only audio track damaged.
+    func testExtractionSkipsADamagedFirstAudioTrack() throws {
+        let input = try withoutDescriptions("aac-two-audio.mp4", trak: 2)
+        let written = directory.file("audio.m4a")
+        let run = try runCLI(["--json", input, written])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((object["dropped_tracks"] as? [[String: Any]])?.map { $0["track_id"] as? Int }, [2])
+        XCTAssertEqual((object["warnings"] as? [String] ?? []).filter { $0.hasPrefix("track 2 was dropped: its boxes") }
+            .count, 1, run.stdout)
+        func packetHash(_ path: String, stream: Int) throws -> String {
+            try output("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:\(stream)", "-c", "copy",
+                                  "-f", "streamhash", "-"])
+        }
+        XCTAssertEqual(try packetHash(written, stream: 0), try packetHash(input, stream: 2))
+        let named = try runCLI([input, directory.file("named.m4a"), "--track-id", "2"])
+        XCTAssertEqual(named.status, 65, named.stderr)
+        let only = try runCLI([try withoutDescriptions("aac-h264-faststart.mp4", trak: 2), directory.file("only.m4a")])
+        XCTAssertEqual(only.status, 65, only.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("named.m4a")))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("only.m4a")))
+    }
+
     /// A sync table counting from 0 (`video-stss-zero-based.mp4`) is read as FFmpeg reads it,
     /// not refused: a cut of it decodes, in FFmpeg, to the frames of the intact
     /// `video-bframes.mp4` in the range.
