@@ -85,12 +85,14 @@ struct ConcatCommand: CommandRunner {
             if common.json {
                 Terminal.line(Self.json(result, inputs: inputs).compactText)
             } else if !common.quiet {
+                // A join of video without audio has no audio seams to describe.
+                let audio = result.audioPackets == 0 && result.hasVideo ? "no audio"
+                    : "\(result.audioPackets) audio packets (\(result.droppedPackets) left out at the seams); seams: "
+                    + "worst dip \(formatted(result.worstDip * 1000, digits: 1)) ms, median "
+                    + "\(formatted(result.medianDip * 1000, digits: 1)) ms (predicted), worst start error "
+                    + "\(formatted(result.worstStartError * 1000, digits: 1)) ms"
                 Terminal.line("wrote \(output): \(inputs.count) inputs\(result.hasVideo ? " with video" : ""), "
-                              + "\(formatted(result.duration, digits: 3)) s, \(result.audioPackets) audio packets "
-                              + "(\(result.droppedPackets) left out at the seams); seams: worst dip "
-                              + "\(formatted(result.worstDip * 1000, digits: 1)) ms, median "
-                              + "\(formatted(result.medianDip * 1000, digits: 1)) ms (predicted), worst start error "
-                              + "\(formatted(result.worstStartError * 1000, digits: 1)) ms; \(result.bytesWritten) bytes")
+                              + "\(formatted(result.duration, digits: 3)) s, \(audio); \(result.bytesWritten) bytes")
             }
             return .success
         } catch {
