@@ -22,7 +22,11 @@ the same decoder (never against our own parser):
     sync sample, its packets equal the progressive cut's;
   - the same for `extract-audio IN OUT.m4a --from --to` (the audio cut of extraction);
   - an empty or reversed range and a broken input exit 64/65 with one line and leave
-    nothing behind.
+    nothing behind;
+  - Fixtures/timeline/ (fragmented files whose tracks start late on the decode clock): the
+    range counts from the file's start (FFmpeg's start_time, where an edit's skipped
+    priming is not counted: see presented_starts), the frames and the
+    audio of the cut, and of the audio extraction, checked as above in both players.
 With --table, also cuts with `ffmpeg -ss A -to B -c copy` (input and output seeking) and
 prints a Markdown table: start error in frames, frame count error, audio duration error,
 time (the table in Benchmarks/RESULTS.md).
@@ -326,6 +330,129 @@ def audio_cut_checks(tool, tmp, source, label, args, rate, frame, decoder, start
         check(False, f"{label}: GStreamer decodes the audio cut", str(error))
 
 
+# Fragmented files whose tracks start late on the decode clock (Fixtures/timeline/): cuts
+# count from the file's start (where its first track starts), for every track alike (issue 32).
+TIMELINE = [("hls-late.mp4", [("0.3", "0.7"), ("0.4", "0.9"), ("0", "0.5")]),
+            ("dash-late.mp4", [("0.3", "0.7"), ("1.22", "1.9"), ("0", "0.5")])]
+
+
+def presented_starts(path):
+    """Where each stream starts on the file's clock, by FFmpeg's packet times, {"video": s,
+    "audio": s}: where its edit starts its media, its first decoded sample's time plus the
+    edit's media time (read by mp4box.py). In fragments FFmpeg applies an edit's media time
+    as a shift (mov.c time_offset) and so also presents what the edit skips (an AAC
+    priming: its start_time is that much earlier); a B-frame delay without an edit stays a
+    delay, as GStreamer and a regular file place it (FFmpeg's start_time is the first
+    frame's, corpus-cuts.py's clock is the file's pts)."""
+    data = open(path, "rb").read()
+    moov = mp4box.top(mp4box.read_tree(data), b"moov")
+    media_times = {}
+    for trak in (c for c in moov.children if c.kind == b"trak"):
+        handler = mp4box.handler_type(data, trak)
+        timescale, _ = mp4box.timescale_and_duration(data, trak.child(b"mdia").child(b"mdhd"))
+        edits = [e for e in mp4box.edit_list(data, trak) or [] if e[1] >= 0]
+        media_times[{b"vide": "video", b"soun": "audio"}.get(handler)] = edits[0][1] / timescale if edits else 0
+    out = json.loads(run("ffprobe", "-v", "error", "-show_entries", "packet=stream_index,pts_time,dts_time:"
+                         "stream=index,codec_type", "-of", "json", path).stdout)
+    kinds = {s["index"]: s["codec_type"] for s in out["streams"]}
+    starts = {}
+    for kind in ("video", "audio"):
+        packets = [p for p in out["packets"] if kinds[p["stream_index"]] == kind]
+        starts[kind] = float(packets[0]["dts_time"]) + media_times.get(kind, 0)
+    return starts
+
+
+def frame_spans(path):
+    """(start, end, MD5) of each video frame FFmpeg decodes, on the stream's clock (ffprobe's
+    frame times; the MD5s from framemd5, in the same presentation order)."""
+    out = run("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time",
+              "-of", "csv=p=0", path)
+    times = [float(line.split(",")[0]) for line in out.stdout.decode().split() if line.strip()]
+    md5s = ffmpeg_frames(path)
+    if len(times) != len(md5s):
+        raise RuntimeError(f"{len(times)} frame times, {len(md5s)} frames")
+    ends = times[1:] + [times[-1] + (times[-1] - times[-2])]
+    return list(zip(times, ends, md5s))
+
+
+def nanosecond_lag(path, rate):
+    """-1 where the audio edit's media_time is no whole number of nanoseconds, else 0.
+    GStreamer 1.22 clips a decoded packet that ends exactly at the edit's start by its
+    nanosecond times, the edit's rounded down and the packet's end rounded up, so it keeps
+    one sample of it (measured: dash-late.mp4 cut from 0, media_time 1024 of 44100, starts
+    one sample early in GStreamer, exactly in FFmpeg); gst_rounding_lag covers an edit
+    inside a packet."""
+    ticks = round(mp4box.first_edit_media_time(path, b"soun") * rate)
+    return -1 if ticks * 10**9 % rate else 0
+
+
+def timeline_checks(tool, tmp):
+    folder = os.path.join(ROOT, "Fixtures", "timeline")
+    for name, cuts in TIMELINE:
+        source = os.path.join(folder, name)
+        starts = presented_starts(source)
+        origin = min(starts.values())
+        spans = [(a - origin, b - origin, md5) for a, b, md5 in frame_spans(source)]
+        src_ff_audio = ffmpeg_audio(source)
+        # FFmpeg's decode of the source starts at its start_time (priming and all).
+        ff_audio_start = float(json.loads(run("ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries",
+                                              "stream=start_time", "-of", "json", source).stdout)
+                               ["streams"][0]["start_time"]) - origin
+        for start_text, end_text in cuts:
+            start, end = float(start_text), float(end_text)
+            label = f"timeline/{name} [{start_text}, {end_text})"
+            cut = os.path.join(tmp, "timeline-cut.mp4")
+            out = run(tool, "remux", source, cut, "--overwrite", "--quiet", "--from", start_text, "--to", end_text)
+            if not check(out.returncode == 0, f"{label}: remux", out.stderr.decode().strip()):
+                continue
+            wanted = [i for i, (a, b, _) in enumerate(spans) if b > start + 1e-9 and a < end - 1e-9]
+            k = wanted[0]
+            md5s = [md5 for _, _, md5 in spans]
+            frames = ffmpeg_frames(cut)
+            # FFmpeg 5.1 drops the frame that starts before the edit (see main).
+            straddles = spans[k][0] < start - 1e-9
+            k_ffmpeg = k + 1 if straddles and frames[:1] == md5s[k + 1:k + 2] else k
+            check_video(label, "FFmpeg", md5s, frames, k_ffmpeg, wanted[-1] + 1 - k_ffmpeg, 0,
+                        "the frame presented at --from on the file's clock" if k_ffmpeg == k
+                        else "the first frame that starts after --from (FFmpeg drops the one it falls in)")
+            rate = 44100
+            expected_audio = round((min(end, len(src_ff_audio) / rate + ff_audio_start) - start) * rate)
+            check_audio(label, "FFmpeg", src_ff_audio, ffmpeg_audio(cut), rate, 1024, start - ff_audio_start,
+                        expected_audio, 0)
+            try:
+                gst_frames, _, _ = gst_decode(cut, os.path.join(tmp, "gsttimelinecut"), has_audio=False)
+                short = math.ceil(mp4box.first_edit_media_time(cut, b"vide") * 25 - 1e-9)
+                check_video(label, "GStreamer", md5s, gst_frames, k, wanted[-1] + 1 - k, short,
+                            "the frame presented at --from on the file's clock")
+                _, samples, _ = gst_decode(cut, os.path.join(tmp, "gsttimelinecut"), has_video=False,
+                                           audio_decoder="avdec_aac")
+                # Against FFmpeg's decode of the source: both decode with libavcodec, and
+                # GStreamer 1.22's own decode of such a source is not on either clock (its
+                # audio starts 357 samples into FFmpeg's on dash-late.mp4, neither 0 nor the
+                # edit's 1024), so it is no reference; the cut's edit is what is checked.
+                check_audio(label, "GStreamer (avdec_aac)", src_ff_audio, samples, rate, 1024,
+                            start - ff_audio_start, expected_audio, mp4box.first_edit_media_time(cut, b"soun"),
+                            rounding=gst_rounding_lag(cut) or nanosecond_lag(cut, rate))
+            except (RuntimeError, subprocess.TimeoutExpired) as error:
+                check(False, f"{label}: GStreamer decodes the cut", str(error))
+            # The audio cut of extraction counts on the same clock.
+            m4a = os.path.join(tmp, "timeline-cut.m4a")
+            out = run(tool, source, m4a, "--overwrite", "--quiet", "--from", start_text, "--to", end_text)
+            if not check(out.returncode == 0, f"{label} audio extraction: extract-audio --from/--to",
+                         out.stderr.decode().strip()):
+                continue
+            check_audio(label + " audio extraction", "FFmpeg", src_ff_audio, ffmpeg_audio(m4a), rate, 1024,
+                        start - ff_audio_start, expected_audio, 0)
+            try:
+                _, samples, _ = gst_decode(m4a, os.path.join(tmp, "gsttimelinem4a"), has_video=False,
+                                           audio_decoder="avdec_aac")
+                check_audio(label + " audio extraction", "GStreamer (avdec_aac)", src_ff_audio, samples, rate, 1024,
+                            start - ff_audio_start, expected_audio, mp4box.first_edit_media_time(m4a, b"soun"),
+                            rounding=gst_rounding_lag(m4a) or nanosecond_lag(m4a, rate))
+            except (RuntimeError, subprocess.TimeoutExpired) as error:
+                check(False, f"{label} audio extraction: GStreamer decodes it", str(error))
+
+
 def error_checks(tool, tmp, source):
     folder = os.path.join(tmp, "errors")
     os.makedirs(folder, exist_ok=True)
@@ -358,6 +485,10 @@ def main():
         return 1
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        if "--timeline-only" in sys.argv:
+            timeline_checks(tool, tmp)
+            checks.finish()
+            return 0
         for name, vargs, fps, aargs, rate, frame, decoder, cuts in INPUTS:
             source = make_input(tmp, name, vargs, fps, aargs, rate)
             src_ff_frames, src_ff_audio = ffmpeg_frames(source), ffmpeg_audio(source)
@@ -407,6 +538,7 @@ def main():
                                         expected_ffmpeg, expected_audio, src_ff_frames, elapsed, tmp))
             if name == INPUTS[0][0]:
                 error_checks(tool, tmp, source)
+        timeline_checks(tool, tmp)
     if table:
         print()
         print("| Input, range | Tool | Start error (frames) | Frames decoded − expected | "

@@ -18,6 +18,10 @@ struct Extraction {
     private let presentation: TrackPresentation
     private let preRoll: PreRoll
     private let keepsGaplessItem: Bool
+    /// Where a cut's 0 lies in the track's presentation, in media ticks: the file's start,
+    /// where its first track starts, for a fragmented input (``CutPlan/timelineOffsets(of:)``);
+    /// else 0.
+    private let timelineOffset: Int64
     /// The cut's notes (edits rounded in the output's movie timescale).
     private var cutNotes: [String] = []
 
@@ -107,6 +111,9 @@ struct Extraction {
         }
         self.extras = extras
         keepsGaplessItem = options.keepMetadata && Metadata.hasGaplessItem(extras.userData)
+        // Before the tables' bytes go: the other tracks place the file's clock.
+        timelineOffset = options.range != nil && movie.isFragmented
+            ? Self.timelineOffset(of: track, in: movie, source: source) : 0
         // The tables are parsed: let the memory of the raw moov go before building the output's.
         movie.releaseSampleTableBytes()
         track.releaseSampleTableBytes()
@@ -128,7 +135,7 @@ struct Extraction {
         if let range = options.range {
             cut = try Self.cutPlan(range, of: track, in: movie, table: table, presentation: presentation,
                                    preRoll: preRoll, gaplessTimescale: outputTimescale,
-                                   setsGaplessItem: keepsGaplessItem, name: name)
+                                   setsGaplessItem: keepsGaplessItem, timelineOffset: timelineOffset, name: name)
         }
         cutNotes = cut.map(Self.notes(of:)) ?? []
         output = try ExtractedMovie(movie: movie, track: track, table: table, entries: entries,
@@ -145,13 +152,30 @@ struct Extraction {
     func cut(_ range: CutRange, name: String) throws -> Extraction {
         let plan = try Self.cutPlan(range, of: track, in: movie, table: table, presentation: presentation,
                                     preRoll: preRoll, gaplessTimescale: outputTimescale,
-                                    setsGaplessItem: keepsGaplessItem, name: name)
+                                    setsGaplessItem: keepsGaplessItem, timelineOffset: timelineOffset, name: name)
         var cut = self
         cut.cutNotes = Self.notes(of: plan)
         cut.output = try ExtractedMovie(movie: movie, track: track, table: table, entries: entries,
                                         entryIndex: entryIndex, codec: codec.kind, mediaDuration: mediaDuration,
                                         movieTimescale: outputTimescale, extras: extras, cut: plan)
         return cut
+    }
+
+    /// ``timelineOffset`` of `track` in a fragmented `movie`: every track's samples and
+    /// presentation read again (the fragments walked once more), for a cut only. 0 where a
+    /// track cannot be read: its own clock, as before.
+    static func timelineOffset(of track: Track, in movie: Movie, source: some ByteSource) -> Int64 {
+        let reader = MovieReader(movie: movie, source: source)
+        var timeline: [CutPlan.TimelineTrack] = []
+        var chosen: Int?
+        for media in reader.tracks where media.timescale > 0 {
+            guard let samples = try? reader.samples(of: media), samples.count > 0 else { continue }
+            if media.id == track.trackID { chosen = timeline.count }
+            timeline.append(.init(samples: samples, presentation: reader.presentation(of: media, samples: samples),
+                                  timescale: media.timescale))
+        }
+        guard let chosen else { return 0 }
+        return CutPlan.timelineOffsets(of: timeline)[chosen]
     }
 
     /// What the user may want to know of a cut: its edits rounded in the output's timescale.
@@ -166,7 +190,7 @@ struct Extraction {
     /// track's timescale (``movieTimescale(forTracksOf:)``), exact to the sample.
     static func cutPlan(_ range: CutRange, of track: Track, in movie: Movie, table: SampleTable,
                         presentation: TrackPresentation, preRoll: PreRoll, gaplessTimescale: UInt32?,
-                        setsGaplessItem: Bool, name: String) throws -> AudioCutPlan {
+                        setsGaplessItem: Bool, timelineOffset: Int64 = 0, name: String) throws -> AudioCutPlan {
         let samples = try parse { try SampleIndex(table: table) }
         let timescale = track.mediaHeader.timescale
         let movieTimescale = ISOBMFF.movieTimescale(forTracksOf: [timescale])
@@ -176,13 +200,15 @@ struct Extraction {
             // Without edits the segment timescale counts nothing; the media's stands in.
             plan = try CutPlan(samples: samples, presentation: presentation, timescale: timescale,
                                movieTimescale: presentation.edits.isEmpty ? timescale : presentation.segmentTimescale,
-                               outputMovieTimescale: movieTimescale, range: range, preRoll: preRoll)
+                               outputMovieTimescale: movieTimescale, range: range, preRoll: preRoll,
+                               timelineOffset: timelineOffset)
         } catch let failure as CutPlan.Failure {
             throw RemuxError(bridging: failure).prefixed("\(name): track \(track.trackID) cannot be cut")
         }
         guard let plan else {
+            let end = presentation.seconds - (timescale > 0 ? Double(timelineOffset) / Double(timescale) : 0)
             throw RemuxError(.invalidArgument, "the range \(range.from) – \(range.to.map { "\($0)" } ?? "end") s is "
-                             + "outside \(name), which lasts \(formatSeconds(presentation.seconds)) s")
+                             + "outside \(name), which lasts \(formatSeconds(end)) s")
         }
         return AudioCutPlan(samples: samples, plan: plan, movieTimescale: movieTimescale,
                             setsGaplessItem: setsGaplessItem)

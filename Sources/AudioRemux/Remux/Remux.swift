@@ -282,6 +282,12 @@ public enum Remux {
         var tracks: [RemuxResult.Track] = []
         var duration = 0.0
         var anyPresented = false
+        // Fragments place every track on one clock from its `tfdt`: the range counts from the
+        // file's start, where its first track starts, for every track alike.
+        let offsets = options.range != nil && movie.isFragmented
+            ? CutPlan.timelineOffsets(of: kept.indices.map {
+                CutPlan.TimelineTrack(samples: indexes[$0], presentation: presentations[$0], timescale: kept[$0].timescale)
+            }) : kept.map { _ in Int64(0) }
         for (n, track) in kept.enumerated() {
             let samples = indexes[n]
             let presentation = presentations[n]
@@ -307,7 +313,8 @@ public enum Remux {
                 do {
                     plan = try CutPlan(samples: samples, presentation: presentation, timescale: track.timescale,
                                        movieTimescale: presentation.segmentTimescale,
-                                       outputMovieTimescale: movieTimescale, range: cut, preRoll: preRoll)
+                                       outputMovieTimescale: movieTimescale, range: cut, preRoll: preRoll,
+                                       timelineOffset: offsets[n])
                 } catch let failure as CutPlan.Failure {
                     throw RemuxError(bridging: failure).prefixed("\(name): track \(track.id) cannot be cut")
                 }
@@ -428,7 +435,10 @@ public enum Remux {
             writer.userData = NeroChapters.userData(userData, replacingWith: nil)
         }
         guard anyPresented, !tracks.isEmpty else {
-            let end = reader.tracks.isEmpty ? 0 : presentations.map(\.seconds).max() ?? 0
+            // Each track's end on the file's timeline (its offset moves it there).
+            let end = reader.tracks.isEmpty ? 0 : kept.indices.map {
+                presentations[$0].seconds - Double(offsets[$0]) / Double(kept[$0].timescale)
+            }.max() ?? 0
             throw RemuxError(.invalidArgument, "the range \(options.range.map { "\($0.from)" } ?? "0") – "
                              + "\(options.range?.to.map { "\($0)" } ?? "end") s is outside \(name), which lasts "
                              + "\(formatSeconds(end)) s")

@@ -155,10 +155,13 @@ public struct CutPlan: Sendable, Equatable {
     ///   - outputMovieTimescale: the output's, in which the plan's segment durations count.
     ///   - range: what to keep, in seconds of the presentation: `[from, to)`.
     ///   - preRoll: what the decoder needs before the first presented sample.
+    ///   - timelineOffset: where the range's 0 lies in the track's own presentation, in media
+    ///     ticks (negative: before it starts): ``timelineOffsets(of:)`` for the tracks of a
+    ///     fragmented file, 0 where every track's presentation starts at the file's.
     /// - Throws: ``Failure`` when the edit list has several non-empty edits or a rate other
     ///   than 1, or when a time does not fit.
     public init?(samples: SampleIndex, presentation: TrackPresentation, timescale: UInt32, movieTimescale: UInt32,
-                 outputMovieTimescale: UInt32, range: CutRange, preRoll: PreRoll) throws {
+                 outputMovieTimescale: UInt32, range: CutRange, preRoll: PreRoll, timelineOffset: Int64 = 0) throws {
         guard samples.count > 0, timescale > 0, movieTimescale > 0, outputMovieTimescale > 0 else { return nil }
         func fail(_ message: String) -> Failure { Failure(description: message) }
         // The presentation as one delay and one window of media: [mediaStart, mediaStart + length).
@@ -195,16 +198,28 @@ public struct CutPlan: Sendable, Equatable {
         // [from, to) keeps every tick it touches: the one presented at `from` (a frame of a
         // coarse timescale, 10 ticks a second in a camera's MJPEG, starts before it) and
         // every one that starts before `to`.
-        guard let fromTicks = range.from.ticks(timescale, rounding: .down) else {
+        // Both ends in the track's own presentation (moved by timelineOffset), where they may
+        // fall before its start (signed: a track starting after the file's first).
+        guard let fromRange = range.from.ticks(timescale, rounding: .down), let fromSigned = Int64(exactly: fromRange),
+              case (let fromTicks, false) = fromSigned.addingReportingOverflow(timelineOffset) else {
             throw fail("the cut's start does not fit the timescale")
         }
         let (trackEnd, overflow) = delay.addingReportingOverflow(length)
         guard !overflow else { throw fail("its presentation ends past 2^64 ticks") }
-        let toTicks = range.to.map { $0.ticks(timescale, rounding: .up) ?? UInt64.max } ?? UInt64.max
-        let start = Swift.max(fromTicks, delay)
+        var toTicks = UInt64.max
+        if let to = range.to {
+            let ticks = to.ticks(timescale, rounding: .up).flatMap { Int64(exactly: $0) } ?? Int64.max
+            let (moved, o) = ticks.addingReportingOverflow(timelineOffset)
+            toTicks = o ? (timelineOffset > 0 ? UInt64.max : 0) : UInt64(clamping: moved)
+        }
+        let start = Swift.max(UInt64(clamping: fromTicks), delay)
         let end = Swift.min(toTicks, trackEnd)
         guard start < end else { return nil }
-        let outputDelay = start - fromTicks
+        // start ≥ fromTicks and start ≥ 0: the difference is the delay before the track shows.
+        guard case (let gap, false) = Int64(clamping: start).subtractingReportingOverflow(fromTicks), gap >= 0 else {
+            throw fail("the cut's start does not fit the timescale")
+        }
+        let outputDelay = UInt64(gap)
         // Media times of the cut, in the input's media time line (pts, no edits applied).
         let mediaFrom = mediaStart + (start - delay)  // start - delay < length: within the media.
         let mediaTo = mediaStart + (end - delay)
