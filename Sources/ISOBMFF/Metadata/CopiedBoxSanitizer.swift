@@ -60,27 +60,8 @@ public enum CopiedBoxSanitizer {
         var body = payload
         guard let fields = try? body.readBytes(fieldsSize) else { return Result(bytes: entry, warnings: []) }
         var warnings: [String] = []
-        var children: [[UInt8]] = []
-        var changed = header.extendsToEnd
-        var tail: [UInt8] = []
-        while body.remaining > 0 {
-            if body.remaining < 8 {
-                tail = body.readRemainingBytes()
-                break
-            }
-            let before = body
-            guard let (child, childPayload) = try? body.readBox(depth: 1) else {
-                warnings.append("dropped \(path)/\(peekType(before)) at byte \(before.fileOffset) and what follows it "
-                                + "in \(path): its size runs past the sample entry")
-                changed = true
-                break
-            }
-            let original = before.bytes(of: child)
-            let cleaned = clean(child, payload: childPayload, original: before, depth: depth + 1, parent: header.type,
-                                warnings: &warnings)
-            if cleaned != original { changed = true }
-            if let cleaned { children.append(cleaned) }
-        }
+        let (children, tail, changed) = cleanChildren(body, of: header, path: path, depth: depth,
+                                                      warnings: &warnings) { _ in "its size runs past the sample entry" }
         guard changed else { return Result(bytes: entry, warnings: warnings) }
         var w = BoxWriter(capacity: entry.count)
         w.box(header.type) { box in
@@ -136,33 +117,8 @@ public enum CopiedBoxSanitizer {
             }
             return header.extendsToEnd ? withRealSize(bytes, header) : bytes
         }
-        var kept: [[UInt8]] = []
-        var changed = header.extendsToEnd
-        var tail: [UInt8] = []
-        while children.remaining > 0 {
-            if children.remaining < 8 {
-                // Too short for a box: QuickTime's 32-bit zero that ends a list. Readers skip it.
-                tail = children.readRemainingBytes()
-                break
-            }
-            let before = children
-            let child: BoxHeader
-            let childPayload: ByteReader
-            do {
-                guard let (found, body) = try children.readBox(depth: 1) else { break }
-                (child, childPayload) = (found, body)
-            } catch {
-                warnings.append("dropped \(header.path)/\(peekType(before)) at byte \(before.fileOffset) and what "
-                                + "follows it in \(header.path): \(describe(error))")
-                changed = true
-                break
-            }
-            let childBytes = before.bytes(of: child)
-            let cleaned = clean(child, payload: childPayload, original: before, depth: depth + 1, parent: header.type,
-                                warnings: &warnings)
-            if cleaned != childBytes { changed = true }
-            if let cleaned { kept.append(cleaned) }
-        }
+        let (kept, tail, changed) = cleanChildren(children, of: header, path: header.path, depth: depth,
+                                                  warnings: &warnings, damage: describe)
         guard changed else { return bytes }
         var w = BoxWriter(capacity: bytes.count)
         if header.type == .uuid, let userType = header.userType {
@@ -178,6 +134,38 @@ public enum CopiedBoxSanitizer {
             }
         }
         return w.bytes
+    }
+
+    /// The children of `parent` (read from `list`), each cleaned (``clean(_:payload:original:depth:parent:warnings:)``):
+    /// those kept, a tail too short for a box (QuickTime's 32-bit zero that ends a list,
+    /// which readers skip), and whether anything changed (a child dropped or repaired, or
+    /// the parent's size of 0). A child whose size runs past the list ends it, with a
+    /// warning naming `path` and `damage`'s reason.
+    static func cleanChildren(_ list: ByteReader, of parent: BoxHeader, path: String, depth: Int,
+                              warnings: inout [String], damage: (any Error) -> String)
+        -> (kept: [[UInt8]], tail: [UInt8], changed: Bool) {
+        var children = list
+        var kept: [[UInt8]] = []
+        var changed = parent.extendsToEnd
+        while children.remaining > 0 {
+            if children.remaining < 8 { return (kept, children.readRemainingBytes(), changed) }
+            let before = children
+            let child: BoxHeader
+            let childPayload: ByteReader
+            do {
+                guard let (found, body) = try children.readBox(depth: 1) else { break }
+                (child, childPayload) = (found, body)
+            } catch {
+                warnings.append("dropped \(path)/\(peekType(before)) at byte \(before.fileOffset) and what "
+                                + "follows it in \(path): \(damage(error))")
+                return (kept, [], true)
+            }
+            let cleaned = clean(child, payload: childPayload, original: before, depth: depth + 1, parent: parent.type,
+                                warnings: &warnings)
+            if cleaned != before.bytes(of: child) { changed = true }
+            if let cleaned { kept.append(cleaned) }
+        }
+        return (kept, [], changed)
     }
 
     /// Looks for boxes hidden in a leaf's payload: when the payload reads as a list of boxes

@@ -39,12 +39,8 @@ public struct GaplessInfo: Sendable, Equatable {
     /// text (``MetadataBox/Value/text``): some encoders write type 0 (implicit) rather than
     /// 1 (UTF-8). Bounded as ``MetadataBox`` is.
     public init?(userData: [UInt8]) {
-        var udta = ByteReader(userData)
-        guard let (_, payload) = try? udta.readBox(depth: 1) else { return nil }
-        var children = payload
-        while let (child, body) = try? children.readBox(depth: 2) {
-            guard child.type == "meta" else { continue }
-            for item in MetadataBox(parsing: body).items
+        for meta in UserDataBox(parsing: userData)?.metadata ?? [] {
+            for item in meta.items
             where item.type == "----" && item.mean == "com.apple.iTunes" && item.name == "iTunSMPB" {
                 guard let text = item.values.first?.text, let parsed = GaplessInfo(text: text) else { return nil }
                 self = parsed

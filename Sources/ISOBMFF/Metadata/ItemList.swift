@@ -49,38 +49,30 @@ public struct ItemList: Sendable, Equatable {
     /// warning.
     public init(parsing payload: ByteReader) {
         items = []
-        var list = payload
-        while list.remaining > 0 {
-            guard items.count < Limits.maximumMetadataItems else {
-                warnings.append("\(payload.path): more than \(Limits.maximumMetadataItems) items; the rest is dropped")
-                unreadableFrom = list.fileOffset
-                break
-            }
-            let header: BoxHeader
-            let body: ByteReader
-            do {
-                guard let read = try list.readBox(depth: 1) else { break }
-                (header, body) = read
-            } catch {
-                warnings.append("skipped a damaged ilst item: \(error)")
-                unreadableFrom = list.fileOffset
-                break
-            }
-            do {
-                var item = try Self.item(header.type, body)
-                // A size of 0 ("to the end of the ilst") is kept as the size it stands for,
-                // so that an item added after this one is not inside it.
-                item.originalBytes = list.bytesWithSize(of: header)
-                items.append(item)
-            } catch {
+        var items: [Item] = []
+        var warnings: [String] = []
+        let stop = Self.readItems(payload) { header, list, read in
+            var item: Item
+            if let problem = read.problem {
                 // Kept as it is: what this reader cannot read, another may (an edit must never
                 // drop an item the file's other readers show).
-                warnings.append("the ilst item \(header.type) is damaged (\(error)): kept as it is")
-                var item = Item(key: .code(header.type), value: .data([]))
-                item.originalBytes = list.bytesWithSize(of: header)
+                warnings.append("the ilst item \(header.type) is damaged (\(problem)): kept as it is")
+                item = Item(key: .code(header.type), value: .data([]))
                 item.isDamaged = true
-                items.append(item)
+            } else {
+                let key = read.key(header.type)
+                item = Item(key: key, value: TagValue(values: read.values, kind: key.kind))
             }
+            // A size of 0 ("to the end of the ilst") is kept as the size it stands for,
+            // so that an item added after this one is not inside it.
+            item.originalBytes = list.bytesWithSize(of: header)
+            items.append(item)
+        }
+        self.items = items
+        self.warnings = warnings
+        if let stop {
+            self.warnings.append(stop.warning)
+            unreadableFrom = stop.offset
         }
     }
 
@@ -88,83 +80,81 @@ public struct ItemList: Sendable, Equatable {
         var description: String
     }
 
-    static func item(_ type: FourCC, _ payload: ByteReader) throws -> Item {
+    /// An item's children as read: its `data` values (at most ``Limits/maximumMetadataItems``),
+    /// a freeform item's `mean` and `name`, and the first problem met (a child that does not
+    /// fit ends the item; a `data`, `mean` or `name` cut short is skipped).
+    struct ReadItem {
         var values: [MetadataBox.Value] = []
         var mean: String?
         var name: String?
-        var children = payload
-        while let (child, body) = try children.readBox(depth: 2) {
-            var reader = body
-            switch child.type {
-            case "data":
-                guard values.count < Limits.maximumMetadataItems else { continue }
-                let dataType = try reader.readUInt32()
-                let locale = try reader.readUInt32()
-                values.append(MetadataBox.Value(dataType: dataType, locale: locale, bytes: reader.readRemainingBytes()))
-            case "mean", "name":
-                try reader.skip(4)
-                let text = String(decoding: reader.readRemainingBytes(), as: UTF8.self)
-                if child.type == "mean" { mean = text } else { name = text }
-            default:
-                break  // Kept through originalBytes.
-            }
+        var problem: (any Error)?
+
+        /// The key of an item of box type `type`: its freeform name for `----`.
+        func key(_ type: FourCC) -> TagKey {
+            if type == "----", let mean, let name { return .freeform(mean: mean, name: name) }
+            return .code(type)
         }
-        let key: TagKey
-        if type == "----" {
-            guard let mean, let name else { throw DamagedItem(description: "a ---- item without mean or name") }
-            key = .freeform(mean: mean, name: name)
-        } else {
-            key = .code(type)
-        }
-        return Item(key: key, value: typedValue(values, kind: key.kind))
     }
 
-    /// The values of an item typed by what its key holds; `data` when they are not what the
-    /// key expects (an item some writer got wrong is kept, not reinterpreted).
-    static func typedValue(_ values: [MetadataBox.Value], kind: TagKey.Kind) -> TagValue {
-        func integer(_ bytes: [UInt8], signed: Bool) -> Int64? {
-            guard [1, 2, 3, 4, 8].contains(bytes.count) else { return nil }
-            let unsigned = bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            let shift = UInt64(64 - 8 * bytes.count)
-            return signed ? Int64(bitPattern: unsigned << shift) >> Int64(shift) : Int64(exactly: unsigned)
+    /// Reads the items of an `ilst` payload in order, at most ``Limits/maximumMetadataItems``,
+    /// calling `visit` with each item's header, the list's reader (for the item's bytes) and
+    /// its children (``readItem(_:)``). Returns where the items stopped being readable (an
+    /// item whose size runs past the `ilst`, or the first past the limit) with a warning; nil
+    /// when all were read. The one reader of `ilst` items, for tags and for `probe`.
+    static func readItems(_ payload: ByteReader,
+                          _ visit: (BoxHeader, ByteReader, ReadItem) -> Void) -> (offset: UInt64, warning: String)? {
+        var list = payload
+        var count = 0
+        while list.remaining > 0 {
+            guard count < Limits.maximumMetadataItems else {
+                return (list.fileOffset, "\(payload.path): more than \(Limits.maximumMetadataItems) items; the rest is dropped")
+            }
+            do {
+                guard let (header, body) = try list.readBox(depth: 1) else { break }
+                visit(header, list, readItem(header.type, body))
+                count += 1
+            } catch {
+                return (list.fileOffset, "skipped a damaged ilst item: \(error)")
+            }
         }
-        let only = values.count == 1 ? values[0] : nil
-        let type = only.map { $0.dataType & 0x00FF_FFFF }
-        switch kind {
-        case .text:
-            let texts = values.compactMap { [0, 1, 2, 4, 5].contains($0.dataType & 0x00FF_FFFF) ? $0.text : nil }
-            if !values.isEmpty && texts.count == values.count { return .text(texts) }
-        case .integer:
-            if let only, let type, [0, 21, 22].contains(type), let value = integer(only.bytes, signed: type != 22) {
-                return .integer(value)
+        return nil
+    }
+
+    /// The children of an item of box type `type`; see ``ReadItem``.
+    static func readItem(_ type: FourCC, _ payload: ByteReader) -> ReadItem {
+        var item = ReadItem()
+        var children = payload
+        while true {
+            let box: (header: BoxHeader, payload: ByteReader)?
+            do { box = try children.readBox(depth: 2) } catch {
+                item.problem = item.problem ?? error
+                break
             }
-        case .flag:
-            if let only, let type, [0, 21, 22].contains(type), let value = integer(only.bytes, signed: false) {
-                return .flag(value != 0)
-            }
-        case .pair:
-            if let only, type == 0 || type == 21, only.bytes.count >= 6 {
-                let bytes = only.bytes
-                return .pair(number: UInt16(bytes[2]) << 8 | UInt16(bytes[3]),
-                             total: UInt16(bytes[4]) << 8 | UInt16(bytes[5]))
-            }
-        case .genreNumber:
-            if let only, type == 0 || type == 21, only.bytes.count == 2 {
-                return .genreNumber(UInt16(only.bytes[0]) << 8 | UInt16(only.bytes[1]))
-            }
-        case .images:
-            var images: [TagImage] = []
-            for value in values {
-                switch value.dataType & 0x00FF_FFFF {
-                case 13: images.append(TagImage(format: .jpeg, bytes: value.bytes))
-                case 14: images.append(TagImage(format: .png, bytes: value.bytes))
-                case 0: if let image = TagImage(bytes: value.bytes) { images.append(image) }
-                default: break
+            guard let (child, body) = box else { break }
+            var reader = body
+            do {
+                switch child.type {
+                case "data":
+                    guard item.values.count < Limits.maximumMetadataItems else { continue }
+                    let dataType = try reader.readUInt32()
+                    let locale = try reader.readUInt32()
+                    item.values.append(MetadataBox.Value(dataType: dataType, locale: locale,
+                                                         bytes: reader.readRemainingBytes()))
+                case "mean", "name":
+                    try reader.skip(4)
+                    let text = String(decoding: reader.readRemainingBytes(), as: UTF8.self)
+                    if child.type == "mean" { item.mean = text } else { item.name = text }
+                default:
+                    break  // Kept through the item's bytes.
                 }
+            } catch {
+                item.problem = item.problem ?? error
             }
-            if !values.isEmpty && images.count == values.count { return .images(images) }
         }
-        return .data(values)
+        if type == "----" && (item.mean == nil || item.name == nil) {
+            item.problem = item.problem ?? DamagedItem(description: "a ---- item without mean or name")
+        }
+        return item
     }
 
     // MARK: Reading and changing

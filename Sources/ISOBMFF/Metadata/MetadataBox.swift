@@ -46,6 +46,23 @@ public struct MetadataBox: Sendable, Equatable {
             }
         }
 
+        /// The bytes as a big-endian integer of 1, 2, 3, 4 or 8 bytes (the widths of data types
+        /// 21, signed, and 22, unsigned), sign-extended when `signed`; nil for other widths and
+        /// for an unsigned value past `Int64.max`.
+        public func integer(signed: Bool) -> Int64? {
+            guard let unsigned = unsignedInteger else { return nil }
+            guard signed else { return Int64(exactly: unsigned) }
+            let shift = UInt64(64 - 8 * bytes.count)  // 0 to 56: the width is 1 to 8 bytes.
+            return Int64(bitPattern: unsigned << shift) >> Int64(shift)
+        }
+
+        /// The bytes as an unsigned big-endian integer of 1, 2, 3, 4 or 8 bytes; nil for
+        /// other widths.
+        public var unsignedInteger: UInt64? {
+            guard [1, 2, 3, 4, 8].contains(bytes.count) else { return nil }
+            return bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        }
+
         /// UTF-16 text: big-endian unless a byte-order mark says otherwise; nil for an odd
         /// byte count. Invalid sequences become U+FFFD.
         static func utf16Text(_ bytes: [UInt8]) -> String? {
@@ -104,33 +121,60 @@ public struct MetadataBox: Sendable, Equatable {
     public var keys: [String]
     /// The `ilst` items, in file order.
     public var items: [Item]
+    /// Whether the box is ISO's full box (version and flags before the children) rather than
+    /// QuickTime's plain box.
+    public var isFullBox: Bool
+    /// The box's children (`hdlr`, `keys`, `ilst`, `free`, …), in order, as read.
+    public var children: [ChildBox]
+    /// Where the children stop being readable; nil when all of them were read.
+    public var damage: ChildBoxDamage?
 
     /// Parses the payload of a `meta` box (ISO's full box or QuickTime's plain box).
     /// Malformed parts end the list they are in; nothing here throws.
     public init(parsing payload: ByteReader) {
+        self = MetadataBox(reading: payload) ?? MetadataBox(isFullBox: false)
+    }
+
+    private init(isFullBox: Bool) {
         handlerType = nil
         keys = []
         items = []
-        guard var children = CopiedBoxSanitizer.metaChildren(payload) else { return }
-        var itemList: ByteReader?
-        while let (child, body) = try? children.readBox(depth: 1) {
-            var reader = body
+        self.isFullBox = isFullBox
+        children = []
+    }
+
+    /// Parses the payload of a `meta` box as ``init(parsing:)`` does; nil when it is too
+    /// short to be one (a full box's version and flags cut short).
+    public init?(reading payload: ByteReader) {
+        self.init(reading: payload, items: true)
+    }
+
+    /// The box, its `ilst` items read only when `readingItems` (an editor that replaces the
+    /// `ilst` needs only the children).
+    init?(reading payload: ByteReader, items readingItems: Bool) {
+        guard let list = CopiedBoxSanitizer.metaChildren(payload) else { return nil }
+        self.init(isFullBox: list.fileOffset != payload.fileOffset)
+        (children, damage) = ChildBox.children(of: list, depth: 4)
+        for child in children {
+            var reader = child.payload
             switch child.type {
             case .hdlr:
                 if handlerType == nil, (try? reader.skip(8)) != nil { handlerType = try? reader.readFourCC() }
             case "keys":
                 if keys.isEmpty { keys = Self.keys(reader) }
-            case "ilst":
-                if itemList == nil { itemList = body }
             default:
                 break
             }
         }
-        guard var list = itemList else { return }
-        while items.count < Limits.maximumMetadataItems, let (item, body) = try? list.readBox(depth: 1) {
-            items.append(Self.item(item.type, body, keys: handlerType == "mdta" ? keys : []))
-        }
+        guard readingItems, let list = itemList else { return }
+        let keys = handlerType == "mdta" ? self.keys : []
+        var items: [Item] = []
+        _ = ItemList.readItems(list) { header, _, item in items.append(Self.item(header.type, item, keys: keys)) }
+        self.items = items
     }
+
+    /// The payload of the first `ilst`; nil without one.
+    public var itemList: ByteReader? { children.first(where: { $0.type == "ilst" })?.payload }
 
     /// The `keys` box (full box, a count, then per key a size, a namespace and the name).
     static func keys(_ payload: ByteReader) -> [String] {
@@ -147,25 +191,10 @@ public struct MetadataBox: Sendable, Equatable {
         return names
     }
 
-    static func item(_ type: FourCC, _ payload: ByteReader, keys: [String]) -> Item {
-        var item = Item(type: type, keyName: nil, mean: nil, name: nil, values: [])
+    static func item(_ type: FourCC, _ read: ItemList.ReadItem, keys: [String]) -> Item {
+        var item = Item(type: type, keyName: nil, mean: read.mean, name: read.name, values: read.values)
         if !keys.isEmpty, type.rawValue >= 1, let index = Int(exactly: type.rawValue), index <= keys.count {
             item.keyName = keys[index - 1]
-        }
-        var children = payload
-        while item.values.count < Limits.maximumMetadataItems, let (child, body) = try? children.readBox(depth: 1) {
-            var reader = body
-            switch child.type {
-            case "data":
-                guard let dataType = try? reader.readUInt32(), let locale = try? reader.readUInt32() else { continue }
-                item.values.append(Value(dataType: dataType, locale: locale, bytes: reader.readRemainingBytes()))
-            case "mean", "name":
-                guard (try? reader.skip(4)) != nil else { continue }
-                let text = String(decoding: reader.readRemainingBytes(), as: UTF8.self)
-                if child.type == "mean" { item.mean = text } else { item.name = text }
-            default:
-                break
-            }
         }
         return item
     }

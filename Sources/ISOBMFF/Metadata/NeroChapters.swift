@@ -54,43 +54,22 @@ public struct NeroChapters: Sendable, Equatable {
         return w.bytes
     }
 
-    /// The first `chpl` of a `udta` box (header included); nil without one.
+    /// The first `chpl` of a `udta` box (header included) that parses; nil without one.
     public init?(userData: [UInt8]) {
-        var udta = ByteReader(userData)
-        guard let (_, payload) = try? udta.readBox(depth: 1) else { return nil }
-        var children = payload
-        while let (child, body) = try? children.readBox(depth: 2) {
-            if child.type == "chpl", let parsed = try? NeroChapters(parsing: body) {
-                self = parsed
-                return
-            }
-        }
-        return nil
+        guard let parsed = UserDataBox(parsing: userData)?.neroChapters else { return nil }
+        self = parsed
     }
 
     /// `userData` (or a new `udta`) with its `chpl` boxes replaced by `chapters` (removed for
     /// nil); the other children kept byte for byte, in order. Nil when nothing is left to hold.
     public static func userData(_ userData: [UInt8]?, replacingWith chapters: NeroChapters?) -> [UInt8]? {
         if userData == nil && chapters == nil { return nil }
-        var w = BoxWriter()
+        let udta = userData.flatMap(UserDataBox.init(parsing:)) ?? UserDataBox()
         var written = false
-        w.box("udta") { udta in
-            if let userData {
-                var reader = ByteReader(userData)
-                if let (_, payload) = try? reader.readBox(depth: 1) {
-                    var children = payload
-                    while let (child, _) = try? children.readBox(depth: 2) {
-                        guard child.type == "chpl" else {
-                            udta.write(bytes: children.bytes(of: child))
-                            continue
-                        }
-                        if let chapters, !written { udta.write(bytes: chapters.bytes) }
-                        written = true
-                    }
-                }
-            }
-            if !written, let chapters { udta.write(bytes: chapters.bytes) }
-        }
-        return w.bytes
+        return udta.bytes({ child in
+            guard child.type == "chpl" else { return child.bytes }
+            defer { written = true }
+            return written ? nil : chapters?.bytes
+        }, appending: { !written && chapters != nil ? [chapters?.bytes ?? []] : [] })
     }
 }

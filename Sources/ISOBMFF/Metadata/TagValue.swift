@@ -44,6 +44,83 @@ public enum TagValue: Sendable, Equatable {
         }
     }
 
+    /// The values of an item (its `data` boxes) typed by what its key holds (``TagKey/kind``),
+    /// as iTunes and mutagen read them; `data` when they are not what the key expects (an
+    /// item some writer got wrong is kept, not reinterpreted). A pair and a genre number are
+    /// read whatever their data type, as mutagen (`__parse_pair`, `__parse_genre`) and FFmpeg
+    /// read them: iTunes 6 wrote `gnre` as type 18. With ``displayText`` and
+    /// ``ItemList``'s writer, the one table of what each item holds, read, shown and written.
+    public init(values: [MetadataBox.Value], kind: TagKey.Kind) {
+        let only = values.count == 1 ? values[0] : nil
+        let type = only.map { $0.dataType & 0x00FF_FFFF }
+        switch kind {
+        case .text:
+            let texts = values.compactMap { [0, 1, 2, 4, 5].contains($0.dataType & 0x00FF_FFFF) ? $0.text : nil }
+            if !values.isEmpty && texts.count == values.count {
+                self = .text(texts)
+                return
+            }
+        case .integer:
+            if let only, let type, [0, 21, 22].contains(type), let value = only.integer(signed: type != 22) {
+                self = .integer(value)
+                return
+            }
+        case .flag:
+            if let only, let type, [0, 21, 22].contains(type), let value = only.integer(signed: false) {
+                self = .flag(value != 0)
+                return
+            }
+        case .pair:
+            if let only, only.bytes.count >= 6 {
+                let bytes = only.bytes
+                self = .pair(number: UInt16(bytes[2]) << 8 | UInt16(bytes[3]),
+                             total: UInt16(bytes[4]) << 8 | UInt16(bytes[5]))
+                return
+            }
+        case .genreNumber:
+            if let only, only.bytes.count == 2 {
+                self = .genreNumber(UInt16(only.bytes[0]) << 8 | UInt16(only.bytes[1]))
+                return
+            }
+        case .images:
+            var images: [TagImage] = []
+            for value in values {
+                switch value.dataType & 0x00FF_FFFF {
+                case 13: images.append(TagImage(format: .jpeg, bytes: value.bytes))
+                case 14: images.append(TagImage(format: .png, bytes: value.bytes))
+                case 0: if let image = TagImage(bytes: value.bytes) { images.append(image) }
+                default: break
+                }
+            }
+            if !values.isEmpty && images.count == values.count {
+                self = .images(images)
+                return
+            }
+        }
+        self = .data(values)
+    }
+
+    /// One `data` value of an item with `key` as text, as `probe` lists it (after FFmpeg):
+    /// typed as ``init(values:kind:)`` types it and shown as ``displayText`` shows it (a pair
+    /// as "3/12", a flag as true or false, a genre number as its name, a number); none for
+    /// images. A value its key does not type, or text: as its data type says — text
+    /// (``MetadataBox/Value/text``), a signed (21) or unsigned (22) big-endian integer — else
+    /// none. O(n) in the value's size.
+    public static func text(of value: MetadataBox.Value, key: TagKey) -> String? {
+        switch TagValue(values: [value], kind: key.kind) {
+        case .images:
+            return nil
+        case .text, .data:
+            switch value.dataType & 0x00FF_FFFF {
+            case 21: return value.integer(signed: true).map { "\($0)" }
+            case 22: return value.unsignedInteger.map { "\($0)" }
+            default: return value.text
+            }
+        case let typed:
+            return typed.displayText
+        }
+    }
+
     /// The ID3v1 genre that `gnre` numbers from 1; nil outside 1…80.
     public static func genreName(_ number: UInt16) -> String? {
         number >= 1 && Int(number) <= id3Genres.count ? id3Genres[Int(number) - 1] : nil

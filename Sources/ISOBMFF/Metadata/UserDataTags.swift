@@ -13,45 +13,15 @@ extension ItemList {
     /// is never written back as if the file had no more tags.
     public init(userData: [UInt8]) {
         self.init()
-        var udta = ByteReader(userData, path: "moov")
-        guard let (_, payload) = try? udta.readBox(depth: 2) else { return }
+        guard let udta = UserDataBox(parsing: userData) else { return }
         // Every child of udta and of its first meta is read, as ``userData(replacingIn:)``
-        // copies them all: damage anywhere there would be written back as the end.
-        var damage: (offset: UInt64, warning: String)?
-        func damaged(_ reader: ByteReader, _ parent: String, _ error: Error) {
-            damage = (reader.fileOffset, "the \(parent) is damaged at byte \(reader.fileOffset) of its udta (\(error)): "
-                      + "its tags cannot all be read")
-        }
-        var list: ItemList?
-        var children = payload
-        udtaChildren: while true {
-            let read: (BoxHeader, ByteReader)?
-            do { read = try children.readBox(depth: 3) } catch {
-                damaged(children, "udta", error)
-                break
-            }
-            guard let (child, body) = read else { break }
-            // The first `meta` is the one written back (``userData(replacingIn:)``).
-            guard child.type == "meta", list == nil,
-                  var metaChildren = CopiedBoxSanitizer.metaChildren(body) else { continue }
-            list = ItemList()
-            var readList = false
-            while true {
-                let box: (BoxHeader, ByteReader)?
-                do { box = try metaChildren.readBox(depth: 4) } catch {
-                    damaged(metaChildren, "udta/meta", error)
-                    break udtaChildren
-                }
-                guard let (header, boxPayload) = box else { break }
-                if header.type == "ilst", !readList {
-                    list = ItemList(parsing: boxPayload)
-                    readList = true
-                }
-            }
-        }
-        if let list { self = list }
-        if let damage {
-            warnings.append(damage.warning)
+        // copies them all: damage anywhere there would be written back as the end. The first
+        // readable `meta` is the one written back; damage in it hides the rest of udta.
+        let meta = udta.firstMetadataChildren
+        if let list = meta?.itemList { self = ItemList(parsing: list) }
+        if let damage = meta?.damage ?? udta.damage {
+            warnings.append("the \(damage.parent) is damaged at byte \(damage.offset) of its udta (\(damage.reason)): "
+                            + "its tags cannot all be read")
             unreadableFrom = unreadableFrom ?? damage.offset
         }
     }
@@ -61,55 +31,44 @@ extension ItemList {
     /// are added where missing. Nil when there was no `udta` and the list is empty.
     public func userData(replacingIn userData: [UInt8]?) -> [UInt8]? {
         if userData == nil && items.isEmpty { return nil }
-        var w = BoxWriter()
+        let udta = userData.flatMap(UserDataBox.init(parsing:)) ?? UserDataBox()
         var replaced = false
-        w.box("udta") { udta in
-            if let userData {
-                var reader = ByteReader(userData, path: "moov")
-                if let (_, payload) = try? reader.readBox(depth: 2) {
-                    var children = payload
-                    while let (child, body) = try? children.readBox(depth: 3) {
-                        if child.type == "meta", !replaced, let meta = meta(replacingIn: body) {
-                            udta.write(bytes: meta)
-                            replaced = true
-                        } else {
-                            udta.write(bytes: children.bytesWithSize(of: child))
-                        }
-                    }
-                }
+        return udta.bytes({ child in
+            guard child.type == "meta", !replaced, let meta = MetadataBox(reading: child.payload, items: false) else {
+                return child.bytes
             }
-            if !replaced {
-                udta.fullBox("meta", version: 0, flags: 0) { meta in
-                    var handler = HandlerBox(handlerType: "mdir", name: "")
-                    // iTunes' manufacturer field, `appl`: some readers look for it.
-                    handler.reserved = FourCC("appl").bytes + [UInt8](repeating: 0, count: 8)
-                    handler.name = [0]
-                    handler.write(to: &meta)
-                    write(to: &meta)
-                }
+            replaced = true
+            return self.meta(replacingIn: meta)
+        }, appending: {
+            guard !replaced else { return [] }
+            var w = BoxWriter()
+            w.fullBox("meta", version: 0, flags: 0) { meta in
+                var handler = HandlerBox(handlerType: "mdir", name: "")
+                // iTunes' manufacturer field, `appl`: some readers look for it.
+                handler.reserved = FourCC("appl").bytes + [UInt8](repeating: 0, count: 8)
+                handler.name = [0]
+                handler.write(to: &meta)
+                write(to: &meta)
             }
-        }
-        return w.bytes
+            return [w.bytes]
+        })
     }
 
-    /// A `meta` box with its `ilst` replaced (added after the rest when it has none); nil
-    /// when the payload is too short to be a `meta`.
-    private func meta(replacingIn payload: ByteReader) -> [UInt8]? {
-        guard var children = CopiedBoxSanitizer.metaChildren(payload) else { return nil }
-        let isFullBox = children.fileOffset != payload.fileOffset
+    /// A `meta` box with its `ilst` replaced (added after the rest when it has none).
+    private func meta(replacingIn meta: MetadataBox) -> [UInt8] {
         var w = BoxWriter()
         var replaced = false
-        w.box("meta") { meta in
-            if isFullBox { meta.write(UInt32(0)) }
-            while let (child, _) = try? children.readBox(depth: 4) {
+        w.box("meta") { box in
+            if meta.isFullBox { box.write(UInt32(0)) }
+            for child in meta.children {
                 if child.type == "ilst" {
-                    if !replaced { write(to: &meta) }
+                    if !replaced { write(to: &box) }
                     replaced = true
                 } else {
-                    meta.write(bytes: children.bytesWithSize(of: child))
+                    box.write(bytes: child.bytes)
                 }
             }
-            if !replaced { write(to: &meta) }
+            if !replaced { write(to: &box) }
         }
         return w.bytes
     }
