@@ -12,24 +12,10 @@ enum Chapters {
 
     /// The chapters of `movie`'s QuickTime chapter track; nil when it has none that reads.
     static func fromChapterTrack(_ movie: Movie, source: some ByteSource) -> [Chapter]? {
-        for track in movie.tracks {
-            for id in track.references["chap"] ?? [] where id != track.trackID {
-                guard let chapters = movie.tracks.first(where: { $0.trackID == id }), isTextTrack(chapters),
-                      let read = try? fromTrack(chapters, movie: movie, source: source), !read.isEmpty else { continue }
-                return read
-            }
+        for chapters in Track.chapterTracks(in: movie.tracks) {
+            if let read = try? fromTrack(chapters, movie: movie, source: source), !read.isEmpty { return read }
         }
         return nil
-    }
-
-    /// Whether `track` can be a chapter track: a text handler (`text`, QuickTime's, or
-    /// `sbtl`, Apple's subtitles) and a text sample entry (`text` or 3GPP's `tx3g`), as FFmpeg
-    /// and QuickTime read chapters. A `tref/chap` that names anything else (a video track)
-    /// is not followed.
-    static func isTextTrack(_ track: Track) -> Bool {
-        guard ["text", "sbtl"].contains(track.handlerType),
-              let entry = track.sampleDescriptions.entries.first else { return false }
-        return ["text", "tx3g"].contains(entry.format)
     }
 
     /// The samples of a chapter track: each one's bytes (a 16-bit length, the title, and

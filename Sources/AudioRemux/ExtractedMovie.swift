@@ -64,9 +64,9 @@ extension OutputExtras {
     /// track 2 (one sample description, no sample groups). References to anything but a
     /// text track (a video track, the audio itself) are not followed, with a warning.
     mutating func addChapterTrack(for track: Track, in movie: Movie, source: some ByteSource) {
-        for id in track.references["chap"] ?? [] {
-            guard id != track.trackID, let chapters = movie.tracks.first(where: { $0.trackID == id }) else { continue }
-            guard Chapters.isTextTrack(chapters) else {
+        for id in track.chapterReferences {
+            guard let chapters = movie.tracks.first(where: { $0.trackID == id }) else { continue }
+            guard chapters.isTextTrack else {
                 warnings.append("\(track.path)/tref/chap names track \(id) (\(chapters.handlerType)), which is not a "
                                 + "text chapter track: it was not copied")
                 continue

@@ -105,15 +105,7 @@ public enum TagFile {
         /// `chapters` (nil to remove them) for the movie in `input`, whose `udta` is `userData`.
         init(_ chapters: [Chapter]?, input: some ByteSource, userData: [UInt8]?, name: String) throws {
             let movie = try parse { try Movie(reading: input) }
-            // The chapter tracks: text tracks another track names in tref/chap.
-            var removed = Set<UInt32>()
-            for track in movie.tracks {
-                for id in track.references["chap"] ?? [] where id != track.trackID {
-                    if let named = movie.tracks.first(where: { $0.trackID == id }), Chapters.isTextTrack(named) {
-                        removed.insert(id)
-                    }
-                }
-            }
+            let removed = Set(Track.chapterTracks(in: movie.tracks).map(\.trackID))
             guard let chapters else {
                 change = removed.isEmpty ? nil : ChapterTrack.Change(removedTracks: removed, track: nil, trackID: 0)
                 self.userData = NeroChapters.userData(userData, replacingWith: nil)

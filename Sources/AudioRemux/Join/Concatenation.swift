@@ -138,7 +138,7 @@ struct ConcatPlan {
             }
             let clip = hasAudio ? try Self.blaming(input: name) { try Clip(path: name, input: input) } : nil
             let others = reader.tracks.filter { track in
-                track.id != video?.id && track.id != clip?.track.id && !Chapters.isTextTrack(track.track)
+                track.id != video?.id && track.id != clip?.track.id && !track.track.isTextTrack
                     && !damaged.contains(track.id)
             }
             if !others.isEmpty && readers.isEmpty {

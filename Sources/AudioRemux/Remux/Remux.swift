@@ -158,11 +158,7 @@ public enum Remux {
         // metadata dropped: the text tracks another track names in tref/chap.
         var chapterTracks = Set<UInt32>()
         if options.tags.chapters != nil || options.tags.removingChapters || !options.keepMetadata {
-            for track in reader.tracks {
-                for id in track.track.references["chap"] ?? [] where id != track.id {
-                    if let named = reader.track(id: id), Chapters.isTextTrack(named.track) { chapterTracks.insert(id) }
-                }
-            }
+            chapterTracks = Set(Track.chapterTracks(in: reader.tracks.map(\.track)).map(\.trackID))
         }
         for track in reader.tracks {
             if !options.trackIDs.isEmpty && !options.trackIDs.contains(track.id) { continue }

@@ -120,9 +120,7 @@ extension MovieReader {
     /// (``CompositionOffsetBox/ffmpegDecodeTimeShift``) is applied as it applies it.
     public func samplesReadBeforeTheCut(
         _ tracks: [(track: MediaTrack, samples: SampleIndex?, isCut: Bool)]) -> [Int] {
-        let chapters = Set(self.tracks.flatMap { track in
-            (track.track.references["chap"] ?? []).filter { $0 != track.id }
-        })
+        let chapters = Set(self.tracks.flatMap(\.track.chapterReferences))
         var order: [ReadOrder.Track] = []
         var places: [Int?] = []
         for (track, samples, isCut) in tracks {
