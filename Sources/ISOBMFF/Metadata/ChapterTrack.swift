@@ -179,54 +179,21 @@ public struct ChapterTrack: Sendable, Equatable {
     // MARK: Splicing into an existing moov
 
     /// The whole `trak`, its samples in one chunk at `chunkOffset` (`co64` when
-    /// `largeOffsets`), laid out as ``MovieWriter`` would.
+    /// `largeOffsets`), written by ``MovieWriter``'s own `trak` code, as a movie's chapter
+    /// track is (``MovieWriter/addChapters(_:)``).
     public func trackBox(trackID: UInt32, movieTimescale: UInt32, chunkOffset: UInt64,
                          largeOffsets: Bool) throws -> [UInt8] {
         guard let edits = edits(movieTimescale: movieTimescale) else {
             throw ISOBMFFError(.limitExceeded, "the chapter track's duration does not fit 64 bits", path: "moov/trak",
                                offset: nil)
         }
-        var w = BoxWriter()
-        w.box("trak") { trak in
-            TrackHeaderBox(trackID: trackID, duration: edits.totalDuration, volume: 0, flags: TrackHeaderBox.inMovieFlag)
-                .write(to: &trak)
-            trak.box("edts") { EditListBox(entries: edits).write(to: &$0) }
-            trak.box("mdia") { mdia in
-                MediaHeaderBox(timescale: Self.timescale, duration: mediaDuration).write(to: &mdia)
-                Self.handler.write(to: &mdia)
-                mdia.box("minf") { minf in
-                    minf.write(bytes: Self.mediaInformationHeader)
-                    minf.box("dinf") { DataReferenceBox.selfContained.write(to: &$0) }
-                    minf.box("stbl") { stbl in
-                        SampleDescriptionBox(entries: [.init(format: "text", bytes: Self.sampleEntry)]).write(to: &stbl)
-                        var runs: [TimeToSampleBox.Entry] = []
-                        for duration in durations {
-                            if runs.last?.sampleDelta == duration {
-                                runs[runs.count - 1].sampleCount += 1  // At most maximumChapterCount.
-                            } else {
-                                runs.append(.init(sampleCount: 1, sampleDelta: duration))
-                            }
-                        }
-                        TimeToSampleBox(entries: runs).write(to: &stbl)
-                        SampleToChunkBox(entries: [.init(firstChunk: 1, samplesPerChunk: UInt32(samples.count),
-                                                         sampleDescriptionIndex: 1)]).write(to: &stbl)
-                        SampleSizeBox(sizes: samples.map { UInt32($0.count) }).write(to: &stbl)  // Small samples.
-                        if largeOffsets {
-                            stbl.fullBox("co64", version: 0, flags: 0) { box in
-                                box.write(UInt32(1))
-                                box.write(chunkOffset)
-                            }
-                        } else {
-                            stbl.fullBox("stco", version: 0, flags: 0) { box in
-                                box.write(UInt32(1))
-                                box.write(UInt32(truncatingIfNeeded: chunkOffset))  // Caller: fits when not large.
-                            }
-                        }
-                    }
-                }
-            }
+        var writer = MovieWriter(movieTimescale: movieTimescale)
+        let id = try writer.addTrack(description)
+        for (sample, duration) in zip(samples, durations) {
+            try writer.append(sample, duration: duration, to: id)
         }
-        return w.bytes
+        try writer.setEdits(edits, for: id)
+        return writer.trackBox(of: id, numbered: trackID, inOneChunkAt: chunkOffset, largeOffsets: largeOffsets) ?? []
     }
 
     /// The samples' bytes, back to back, as the chunk at the track's chunk offset holds them.

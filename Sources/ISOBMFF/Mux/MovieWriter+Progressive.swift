@@ -62,28 +62,58 @@ extension MovieWriter {
             movieHeader(duration: tracks.map { presentedDuration($0, fragmented: false) }.max() ?? 0).write(to: &w)
             for (index, track) in tracks.enumerated() {
                 writeTrack(track, fragmented: false, into: &w) { w in
-                    TimeToSampleBox(entries: track.table.timeToSample).write(to: &w)
-                    track.table.compositionOffsetBox(shiftedBy: compositionShift(track))?.write(to: &w)
-                    track.table.syncSampleBox?.write(to: &w)
-                    SampleToChunkBox(entries: plan.sampleToChunk[index]).write(to: &w)
-                    track.table.write(sampleSizesTo: &w,
-                                      allowingConstantSize: track.description.allowsConstantSampleSize)
-                    let offsets = plan.offsets[index]
-                    w.fullBox(largeOffsets ? .co64 : .stco, version: 0, flags: 0) { w in
-                        w.write(UInt32(offsets.count))  // < 2^30 chunks, as samples.
-                        tablePositions.append(w.count)
-                        for offset in offsets {
-                            if largeOffsets { w.write(offset) } else { w.write(UInt32(truncatingIfNeeded: offset)) }
-                        }
-                    }
-                    // After the chunk offsets, as FFmpeg orders them.
-                    for group in track.groupDescriptions { group.write(to: &w) }
-                    for group in track.groupAssignments { group.write(to: &w) }
+                    tablePositions.append(writeTables(track, sampleToChunk: plan.sampleToChunk[index],
+                                                      offsets: plan.offsets[index], largeOffsets: largeOffsets,
+                                                      into: &w))
                 }
             }
             writeMovieTail(into: &w)
         }
         return (w.bytes, tablePositions)
+    }
+
+    /// Writes the `stbl` children after `stsd` of a progressive file's `track`, its chunks
+    /// as `sampleToChunk` and `offsets` say (`co64` when `largeOffsets`). Returns where in
+    /// `w` the chunk offsets' entries start.
+    func writeTables(_ track: WrittenTrack, sampleToChunk: [SampleToChunkBox.Entry], offsets: [UInt64],
+                     largeOffsets: Bool, into w: inout BoxWriter) -> Int {
+        var position = 0
+        TimeToSampleBox(entries: track.table.timeToSample).write(to: &w)
+        track.table.compositionOffsetBox(shiftedBy: compositionShift(track))?.write(to: &w)
+        track.table.syncSampleBox?.write(to: &w)
+        SampleToChunkBox(entries: sampleToChunk).write(to: &w)
+        track.table.write(sampleSizesTo: &w, allowingConstantSize: track.description.allowsConstantSampleSize)
+        w.fullBox(largeOffsets ? .co64 : .stco, version: 0, flags: 0) { w in
+            w.write(UInt32(offsets.count))  // < 2^30 chunks, as samples.
+            position = w.count
+            for offset in offsets {
+                if largeOffsets { w.write(offset) } else { w.write(UInt32(truncatingIfNeeded: offset)) }
+            }
+        }
+        // After the chunk offsets, as FFmpeg orders them.
+        for group in track.groupDescriptions { group.write(to: &w) }
+        for group in track.groupAssignments { group.write(to: &w) }
+        return position
+    }
+
+    /// The `trak` of `track` alone, numbered `trackID`, all its samples in one chunk at
+    /// `chunkOffset` (`co64` when `largeOffsets`), written by the code that writes every
+    /// track of a progressive movie: for adding a track to an existing `moov` (a tag edit's
+    /// chapter track, ``ChapterTrack/trackBox(trackID:movieTimescale:chunkOffset:largeOffsets:)``).
+    /// Nil for a track not added.
+    func trackBox(of track: UInt32, numbered trackID: UInt32, inOneChunkAt chunkOffset: UInt64,
+                  largeOffsets: Bool) -> [UInt8]? {
+        guard let index = index(of: track) else { return nil }
+        var written = tracks[index]
+        written.trackID = trackID
+        let chunk = SampleToChunkBox.Entry(firstChunk: 1, samplesPerChunk: UInt32(clamping: written.table.count),
+                                           sampleDescriptionIndex: 1)
+        var w = BoxWriter()
+        writeTrack(written, fragmented: false, into: &w) { w in
+            _ = writeTables(written, sampleToChunk: [chunk], offsets: [chunkOffset], largeOffsets: largeOffsets,
+                            into: &w)
+        }
+        return w.bytes
     }
 
     /// What a progressive file will be, planned without writing anything: the chunk count,
