@@ -21,7 +21,7 @@ public struct TagChanges: Sendable, Equatable {
     /// Cover images that replace any others, in order; none to leave the covers alone.
     public var covers: [TagImage] = []
     /// Chapters that replace the file's (both forms: the QuickTime chapter track and Nero's
-    /// `chpl`, see ``TagFile/edit(_:applying:dryRun:rewritingLinkedFiles:)``); nil to leave them alone.
+    /// `chpl`, see ``TagFile/edit(_:applying:dryRun:rewritingLinkedFiles:)-3tyg1``); nil to leave them alone.
     public var chapters: [Chapter]?
     /// Remove the chapters (both forms).
     public var removingChapters = false
@@ -106,7 +106,7 @@ public struct TagChanges: Sendable, Equatable {
 
     /// `userData` (a whole `udta`, or nil) with the changes made; unchanged when there are none.
     /// Streamed covers (`TagImage.Streamed`) are read into memory here: only
-    /// ``TagFile/edit(_:applying:dryRun:rewritingLinkedFiles:)`` copies them from their files as it writes.
+    /// ``TagFile/edit(_:applying:dryRun:rewritingLinkedFiles:)-3tyg1`` copies them from their files as it writes.
     func userData(_ userData: [UInt8]?) throws -> [UInt8]? {
         guard !isEmpty else { return userData }
         var changes = self

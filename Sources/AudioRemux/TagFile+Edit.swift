@@ -55,6 +55,23 @@ extension TagFile {
         }
     }
 
+    /// The `async` form of ``edit(_:applying:dryRun:rewritingLinkedFiles:)-3tyg1``: the same edit,
+    /// its file I/O on a thread of its own, not on the cooperative pool.
+    ///
+    /// A task cancelled before the edit starts throws ``RemuxError/Code/cancelled`` with the
+    /// file untouched. Once the edit has started it finishes: an in-place edit is crash-safe
+    /// write by write and a rewrite is published whole, so cancelling never leaves the file
+    /// half-edited. (In top-level code Swift picks the synchronous form; call it from a
+    /// `Task` or an `async` function.)
+    @discardableResult
+    public static func edit(_ path: String, applying changes: TagChanges, dryRun: Bool = false,
+                            rewritingLinkedFiles: Bool = true) async throws(RemuxError) -> TagWriteResult {
+        try await onOwnThread { isCancelled throws(RemuxError) in
+            if isCancelled() { throw RemuxError.cancelled }
+            return try edit(path, applying: changes, dryRun: dryRun, rewritingLinkedFiles: rewritingLinkedFiles)
+        }
+    }
+
     /// Why an edit whose closure can throw failed: the edit's own error, or the closure's.
     public enum EditError<Failure: Error>: Error {
         /// The edit failed (the file is left as it was, unless the error says otherwise).

@@ -52,7 +52,7 @@ public enum TagFile {
         try naming(path) { ItemList(userData: try Layout(InputFile(path: path)).userData ?? []) }
     }
 
-    /// The chapters of the file at `path`, by start, as ``edit(_:applying:dryRun:rewritingLinkedFiles:)`` reads
+    /// The chapters of the file at `path`, by start, as ``edit(_:applying:dryRun:rewritingLinkedFiles:)-3tyg1`` reads
     /// them (the QuickTime chapter track, else Nero's `chpl`); empty when it has none.
     public static func chapters(of path: String) throws(RemuxError) -> [Chapter] {
         try edit(path, applying: TagChanges(), dryRun: true).chapters
@@ -150,7 +150,7 @@ public enum TagFile {
         }
     }
 
-    /// The tags and chapters of `source` as ``edit(_:applying:dryRun:rewritingLinkedFiles:)``
+    /// The tags and chapters of `source` as ``edit(_:applying:dryRun:rewritingLinkedFiles:)-3tyg1``
     /// would leave them, without writing (a dry run over any byte source, nothing touching a
     /// file system): with no changes, what `tag FILE` lists. Covers that `changes` adds are
     /// checked as an edit checks them; ones streamed from a file (`TagImage.streamed`) are

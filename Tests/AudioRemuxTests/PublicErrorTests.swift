@@ -30,8 +30,36 @@ final class PublicErrorTests: XCTestCase {
         do { _ = try await BackgroundMusic.mux(video: missing, music: [missing], to: output) } catch { record(error) }
         do { _ = try await Concatenation.join([missing, missing], to: output) } catch { record(error) }
         do { _ = try await Packager.run(from: missing, to: directory.file("p")) } catch { record(error) }
-        XCTAssertEqual(codes.count, 18)
-        XCTAssertEqual(codes.filter { $0 == .cannotOpenInput }.count, 17, "\(codes)")
+        do { _ = try await TagFile.edit(missing, applying: TagChanges()) } catch { record(error) }
+        XCTAssertEqual(codes.count, 19)
+        XCTAssertEqual(codes.filter { $0 == .cannotOpenInput }.count, 18, "\(codes)")
+    }
+
+    /// The tag edit's `async` form makes the same edit (ffprobe reads the title back); a task
+    /// cancelled before it starts gets the one cancelled error and the file is untouched.
+    func testTheTagEditHasAnAsyncForm() async throws {
+        try requireOracles(["ffprobe"])
+        let path = directory.write("song.m4a", readFile(fixture("meta-itunes.m4a")))
+        var changes = TagChanges()
+        try changes.set("title", to: "Async title")
+        _ = try await TagFile.edit(path, applying: changes)
+        let probed = try runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags=title", "-of",
+                                             "default=nw=1:nk=1", path])
+        XCTAssertEqual(probed.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "Async title")
+
+        let before = readFile(path)
+        try changes.set("title", to: "Never written")
+        let task = Task { [changes] () async throws(RemuxError) -> TagWriteResult in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await TagFile.edit(path, applying: changes)
+        }
+        do {
+            _ = try await task.value
+            XCTFail("a cancelled edit wrote")
+        } catch let error as RemuxError {
+            XCTAssertEqual(error, .cancelled)
+        }
+        XCTAssertEqual(readFile(path), before, "the file is untouched")
     }
 
     func synchronousCodes(_ missing: String, _ output: String) -> [RemuxError.Code] {
