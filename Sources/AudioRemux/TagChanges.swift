@@ -57,6 +57,34 @@ public struct TagChanges: Sendable, Equatable {
         }
     }
 
+    /// Adds the cover image `bytes` (a JPEG or a PNG in memory, as an app holds one), checked
+    /// as ``addCover(contentsOf:)`` checks a file.
+    ///
+    /// Throws `.unsupportedInput` for bytes that are neither (the message says what they
+    /// start with), or not a whole image, or larger than ``maximumCoverSize``.
+    public mutating func addCover(_ bytes: [UInt8]) throws(RemuxError) {
+        let name = "the cover image"
+        guard UInt64(bytes.count) <= Self.maximumCoverSize else {
+            throw RemuxError(.unsupportedInput, "\(name) of \(bytes.count) bytes is too large (at most 64 MiB)")
+        }
+        guard let image = TagImage(bytes: bytes) else { throw Self.notAnImage(name, starting: bytes) }
+        if let problem = image.structuralProblem { throw Self.notWhole(name, image.format, problem) }
+        covers.append(image)
+    }
+
+    /// The error for a cover (`name`: its path, or how to call it) that is neither a JPEG nor
+    /// a PNG: it says what the bytes start with.
+    static func notAnImage(_ name: String, starting head: [UInt8]) -> RemuxError {
+        let start = head.prefix(4).map(hex).joined(separator: " ")
+        return RemuxError(.unsupportedInput, "\(name) is neither a JPEG nor a PNG image (it starts with "
+                          + "\(start.isEmpty ? "nothing: it is empty" : start)); covers must be one of those")
+    }
+
+    /// The error for a cover that starts like an image of `format` but is not a whole one.
+    static func notWhole(_ name: String, _ format: TagImage.Format, _ problem: String) -> RemuxError {
+        RemuxError(.unsupportedInput, "\(name) is not a whole \(format.rawValue) image (\(problem)); covers must be")
+    }
+
     /// The largest cover accepted: 64 MiB. Not a limit of ours (a cover costs no memory of
     /// its size) but of the readers: mutagen, AtomicParsley and FFmpeg hold a whole `covr`
     /// item in memory, and iTunes-era readers cap artwork well below this; a larger image
@@ -74,14 +102,9 @@ public struct TagChanges: Sendable, Equatable {
                                  + "(at most 64 MiB)")
             }
             let head = try file.bytes(at: 0, count: Int(min(file.length, 8)))
-            guard let format = TagImage(bytes: head)?.format else {
-                let start = head.prefix(4).map(hex).joined(separator: " ")
-                throw RemuxError(.unsupportedInput, "\(path) is neither a JPEG nor a PNG image (it starts with "
-                                 + "\(start)); covers must be one of those")
-            }
+            guard let format = TagImage(bytes: head)?.format else { throw notAnImage(path, starting: head) }
             if let problem = try TagFile.imageProblem(in: file, format: format) {
-                throw RemuxError(.unsupportedInput, "\(path) is not a whole \(format.rawValue) image "
-                                 + "(\(problem)); covers must be")
+                throw notWhole(path, format, problem)
             }
             return streamed
                 ? TagImage(format: format, streamed: TagImage.Streamed(path: path, count: file.length))

@@ -62,6 +62,31 @@ final class PublicErrorTests: XCTestCase {
         XCTAssertEqual(readFile(path), before, "the file is untouched")
     }
 
+    /// A cover in memory is checked as a file is: bytes that are not an image, or not a whole
+    /// one, throw a clear error instead of becoming nothing (ffprobe reads the added cover
+    /// back as an attached JPEG picture).
+    func testACoverFromBytesIsCheckedAndWritten() throws {
+        try requireOracles(["ffprobe"])
+        var changes = TagChanges()
+        for (bytes, says) in [([UInt8]("GIF89a".utf8), "it starts with 47 49 46 38"), ([], "it is empty"),
+                              (Array(readFile(fixture("images/cover.jpg")).prefix(200)), "not a whole JPEG image")] {
+            do {
+                try changes.addCover(bytes)
+                XCTFail("\(says): accepted")
+            } catch {
+                XCTAssertEqual(error.code, .unsupportedInput)
+                XCTAssertTrue(error.message.contains(says), error.message)
+            }
+        }
+        XCTAssertTrue(changes.covers.isEmpty)
+        try changes.addCover(readFile(fixture("images/cover.jpg")))
+        let path = directory.write("covered.m4a", readFile(fixture("meta-itunes.m4a")))
+        try TagFile.edit(path, applying: changes)
+        let probed = try runTool("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name:stream_disposition=attached_pic",
+                                             "-of", "csv=p=0", path])
+        XCTAssertTrue(probed.stdout.contains("mjpeg,1"), probed.stdout)
+    }
+
     func synchronousCodes(_ missing: String, _ output: String) -> [RemuxError.Code] {
         var codes: [RemuxError.Code] = []
         func record(_ error: RemuxError) { codes.append(error.code) }
