@@ -36,3 +36,22 @@ public struct RemuxProgress: Sendable, Equatable {
         self.init(bytesDone: progress.sampleBytesDone, bytesTotal: progress.sampleBytesTotal)
     }
 }
+
+extension MovieWriter {
+    /// Writes the movie into `sink` in the progressive layout, reporting each step as a
+    /// recipe's progress and stopping when `isCancelled` says so: the one way mux and concat
+    /// write their output. Returns the file's size.
+    func writeProgressive(into sink: inout some MovieSink, progress: ((RemuxProgress) -> Void)?,
+                          isCancelled: () -> Bool) throws(RemuxError) -> UInt64 {
+        var size: UInt64 = 0
+        do {
+            try finish(.progressive, into: &sink, progress: { state in
+                size = state.bytesDone
+                progress?(RemuxProgress(state))
+            }, isCancelled: isCancelled)
+        } catch {
+            throw RemuxError(bridging: error)
+        }
+        return size
+    }
+}

@@ -428,16 +428,7 @@ struct ConcatPlan {
 
     /// Writes the file into `sink`; returns its size.
     func write(into sink: inout some MovieSink, progress: ((RemuxProgress) -> Void)?,
-               isCancelled: () -> Bool) throws -> UInt64 {
-        var size: UInt64 = 0
-        do {
-            try writer.finish(.progressive, into: &sink, progress: { state in
-                size = state.bytesDone
-                progress?(RemuxProgress(state))
-            }, isCancelled: isCancelled)
-        } catch {
-            throw RemuxError(bridging: error)
-        }
-        return size
+               isCancelled: () -> Bool) throws(RemuxError) -> UInt64 {
+        try writer.writeProgressive(into: &sink, progress: progress, isCancelled: isCancelled)
     }
 }
