@@ -76,24 +76,26 @@ enum Chapters {
     }
 
     /// Each sample of a QuickTime text track is a 16-bit length and that many bytes of
-    /// text (QuickTime File Format, "Text Sample Data"); its decode time is the start, moved
-    /// by the track's edit list as FFmpeg moves it: later by the leading empty edits, earlier
-    /// by the first media edit's start.
+    /// text (QuickTime File Format, "Text Sample Data"); its decode time is the start, placed
+    /// by the one presentation rule (``TrackPresentation``, its edits checked against the
+    /// track's media), as FFmpeg places it: later by the leading empty edits, earlier by the
+    /// first media edit's start. A chapter that starts inside what the first edit skips (a
+    /// chapter track primed like its audio) starts where the track is first shown: it is the
+    /// chapter playing then, as FFmpeg and mutagen list it from 0. One that no edit shows
+    /// (after the presentation's end) is left out: no player reaches it.
     static func fromTrack(_ track: Track, movie: Movie, source: some ByteSource) throws -> [Chapter] {
-        guard track.mediaHeader.timescale > 0, let read = try samples(of: track, movie: movie, source: source) else {
+        let timescale = track.mediaHeader.timescale
+        guard timescale > 0, let read = try samples(of: track, movie: movie, source: source) else {
             return []
         }
-        var offset = 0.0
-        if let edits = track.editList?.entries, movie.header.timescale > 0 {
-            let empty = edits.prefix { $0.isEmpty }
-            offset = Double(empty.map(\.segmentDuration).saturatingSum) / Double(movie.header.timescale)
-            if let media = edits.first(where: { !$0.isEmpty }), media.mediaTime > 0 {
-                offset -= Double(media.mediaTime) / Double(track.mediaHeader.timescale)
-            }
-        }
-        return zip(read.samples, read.decodeTimes).map { bytes, start in
-            Chapter(title: ChapterTrack.title(ofSample: bytes),
-                    start: max(0, offset + Double(start) / Double(track.mediaHeader.timescale)))
+        let presentation = TrackPresentation(of: track, in: movie, mediaDuration: read.table.totalDuration,
+                                             mediaEnd: read.table.presentationEnd)
+        let firstShown = presentation.edits.first { !$0.isEmpty }?.mediaTime ?? 0
+        return zip(read.samples, read.decodeTimes).compactMap { bytes, start in
+            guard let time = Int64(exactly: start),
+                  let seconds = presentation.presentedSeconds(ofMediaTime: Swift.max(time, firstShown),
+                                                              mediaTimescale: timescale) else { return nil }
+            return Chapter(title: ChapterTrack.title(ofSample: bytes), start: seconds)
         }
     }
 

@@ -1,4 +1,5 @@
 import AudioRemux
+import Foundation
 import ISOBMFF
 import TestSupport
 import XCTest
@@ -58,5 +59,43 @@ final class OneReaderTests: XCTestCase {
         XCTAssertLessThan(cut.offset, reader.movie.fileLength)
         XCTAssertGreaterThan(tables.table.sampleCount, 0)
         XCTAssertEqual(try reader.wholeSamples(of: audio).truncation?.offset, cut.offset)
+    }
+
+    /// Chapter starts go through the one presentation rule (they applied the edit list by
+    /// hand). The fixture's chapter track has one edit showing its media 0…3 s.
+    /// - The edit cut to 2 s: the third chapter (2.25 s) is shown by no edit and is left out.
+    ///   FFmpeg 5.1 leaves it out of the chapter track's list too: ffprobe then lists it only
+    ///   from `chpl`, in chpl's 100 ns time base, so its chapters in the track's 1/1000 are
+    ///   the oracle.
+    /// - The edit starting at media 0.5 s (a chapter track primed like its audio): the first
+    ///   chapter is the one playing at 0, the others 0.5 s earlier: 0, 0.5, 1.75 s, as the
+    ///   old hand rule clamped them. FFmpeg 5.1 is no oracle there: it lists -1.0 and 0 for
+    ///   the first two (it keeps the sample before the edit and shifts by a whole sample).
+    func testChapterStartsFollowTheOnePresentationRule() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let bytes = readFile(fixture("meta-chapters-both.mp4"))
+        let elst = Array("elst".utf8)
+        let types = (0..<(bytes.count - 4)).filter { Array(bytes[$0..<($0 + 4)]) == elst }
+        // The chapter track is the last trak; its one entry: segment duration, media time.
+        let entry = try XCTUnwrap(types.last) + 12
+        func patched(_ at: Int, _ value: UInt32) -> String {
+            var copy = bytes
+            copy.replaceSubrange(at..<(at + 4), with: (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) })
+            return directory.write("chapters-\(at)-\(value).mp4", copy)
+        }
+        let short = patched(entry, 2000)
+        let shown = try AudioExtractor.probe(short).chapters
+        XCTAssertEqual(shown.map(\.title), ["Opening Credits", "Chapitre 1 — L’été"])
+        let probe = try runTool("ffprobe", ["-v", "error", "-show_chapters", "-of", "json", short])
+        let listed = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(probe.stdout.utf8)) as? [String: Any])
+        let trackChapters = (listed["chapters"] as? [[String: Any]] ?? []).filter { $0["time_base"] as? String == "1/1000" }
+        XCTAssertEqual(trackChapters.compactMap { ($0["start_time"] as? String).flatMap(Double.init) },
+                       shown.map(\.start))
+        XCTAssertEqual(trackChapters.count, 2, "FFmpeg leaves the chapter after the edit out: \(probe.stdout)")
+
+        let primed = try AudioExtractor.probe(patched(entry + 4, 500)).chapters
+        XCTAssertEqual(primed.map(\.start), [0, 0.5, 1.75])
+        XCTAssertEqual(primed.map(\.title), ["Opening Credits", "Chapitre 1 — L’été", "Épilogue"])
     }
 }
