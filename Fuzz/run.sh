@@ -5,7 +5,8 @@
 #   Fuzz/run.sh TARGET SECONDS [libFuzzer flags...]   fuzz one target (box-parser, extraction, mux, structured, tags,
 #                                                     recipes)
 #   Fuzz/run.sh --ci                                  every target for $FUZZ_CI_SECONDS (60) s each,
-#                                                     seed $FUZZ_CI_SEED (fixed); exits non-zero on
+#                                                     $FUZZ_CI_JOBS (2) at a time, seed
+#                                                     $FUZZ_CI_SEED (fixed); exits non-zero on
 #                                                     any crash, hang or OOM
 #   Fuzz/run.sh --build                               build only
 #   Fuzz/run.sh --merge TARGET                        minimise the working corpus into Fuzz/corpus/TARGET
@@ -147,9 +148,12 @@ case "${1:-}" in
     # green run here is one the developer can reproduce, and a red one names a real finding
     # rather than a new random draw. Long campaigns (TARGET SECONDS) draw their own seeds.
     seed="${FUZZ_CI_SEED:-20261201}"
-    for target in "${targets[@]}"; do
-        echo "== fuzzing $target for $seconds s (seed $seed)"
-        if ! fuzz "$target" "$seconds" "$scratch/$target" -seed="$seed" >"$scratch/$target.log" 2>&1; then
+    # Two targets at a time (each libFuzzer process is one thread; CI has two cores), so
+    # the six take three rounds of $seconds s instead of six.
+    jobs="${FUZZ_CI_JOBS:-2}"
+    report() {
+        local target=$1 result=$2
+        if [[ $result -ne 0 ]]; then
             tail -n 60 "$scratch/$target.log"
             echo "== $target: FAILED (reproducer in $build/artifacts/$target/)"
             status=1
@@ -158,6 +162,20 @@ case "${1:-}" in
                 "$scratch/$target.log" || true
             echo "== $target: no findings"
         fi
+    }
+    for ((first = 0; first < ${#targets[@]}; first += jobs)); do
+        round=("${targets[@]:first:jobs}")
+        pids=()
+        for target in "${round[@]}"; do
+            echo "== fuzzing $target for $seconds s (seed $seed)"
+            fuzz "$target" "$seconds" "$scratch/$target" -seed="$seed" >"$scratch/$target.log" 2>&1 &
+            pids+=($!)
+        done
+        for index in "${!round[@]}"; do
+            result=0
+            wait "${pids[$index]}" || result=$?
+            report "${round[$index]}" "$result"
+        done
     done
     exit $status
     ;;
