@@ -157,6 +157,36 @@ final class PackagingTests: XCTestCase {
                                                      segmentDuration: MediaTime(ticks: 1, timescale: 1)!, leader: 0))
     }
 
+    /// The planner walking a ``SampleIndex`` (what `package` does, nothing held per sample)
+    /// cuts where it cuts the same samples given as arrays: B-frame offsets, a sync sample
+    /// every 12, a follower with another timescale and origin, tails balanced and joined.
+    func testWalkingTheIndexPlansAsTheArraysDo() throws {
+        let (table, _) = try SampleIndexTests.table(count: 3000)
+        let index = try SampleIndex(table: table)
+        func arrays(_ timescale: UInt32, _ origin: Int64) -> SegmentPlanner.Track {
+            SegmentPlanner.Track(timescale: timescale, origin: origin, decodeTimes: index.map(\.decodeTime),
+                                 isSync: index.map(\.isSync), endTime: index.totalDuration,
+                                 compositionOffsets: index.map(\.compositionOffset))
+        }
+        func walked(_ timescale: UInt32, _ origin: Int64) -> SegmentPlanner.IndexedTrack {
+            SegmentPlanner.IndexedTrack(index: index, timescale: timescale, origin: origin, endTime: index.totalDuration)
+        }
+        var compared = 0
+        for seconds in [1, 2, 3, 5, 7, 50] {
+            let duration = MediaTime(ticks: Int64(seconds), timescale: 1)!
+            for (leader, origin) in [(0, 0), (1, 2002), (0, 1501)] as [(Int, Int64)] {
+                let expected = try SegmentPlanner.plan([arrays(30000, 0), arrays(24000, origin)],
+                                                       segmentDuration: duration, leader: leader)
+                let plan = try SegmentPlanner.plan([walked(30000, 0), walked(24000, origin)],
+                                                   segmentDuration: duration, leader: leader)
+                XCTAssertEqual(plan, expected, "\(seconds) s, leader \(leader), origin \(origin)")
+                XCTAssertGreaterThan(plan[leader].count, seconds == 50 ? 0 : 1)
+                compared += 1
+            }
+        }
+        XCTAssertEqual(compared, 18)
+    }
+
     /// Times a hostile file can claim (near 2^63, far-apart origins, extreme composition
     /// offsets) make the plan throw or succeed, never trap.
     func testHostileTimesNeverTrap() {

@@ -185,34 +185,31 @@ public enum Packager {
             }
             throw RemuxError(.unsupportedInput, "the file has no audio or video track to package")
         }
-        var planned: [SegmentPlanner.Track] = []
+        var planned: [SegmentPlanner.IndexedTrack] = []
         var minimumOffsets: [Int64] = []
+        var sampleBytes: [UInt64] = []
         for (track, samples, presentation) in kept {
-            var decodeTimes: [UInt64] = []
-            var isSync: [Bool] = []
+            // One walk, nothing kept per sample: the planner walks the index itself.
             var minimumOffset: Int64 = 0
-            var offsets: [Int64] = []
-            decodeTimes.reserveCapacity(samples.count)
-            isSync.reserveCapacity(samples.count)
+            var bytes: UInt64 = 0
+            var hasSync = false
             for sample in samples {
-                decodeTimes.append(sample.decodeTime)
-                isSync.append(sample.isSync)
+                hasSync = hasSync || sample.isSync
                 minimumOffset = min(minimumOffset, sample.compositionOffset)
-                if sample.compositionOffset != 0 || !offsets.isEmpty {
-                    if offsets.isEmpty { offsets = Array(repeating: 0, count: decodeTimes.count - 1) }
-                    offsets.append(sample.compositionOffset)
-                }
+                bytes &+= UInt64(sample.size)
             }
             minimumOffsets.append(minimumOffset)
-            if track.kind == .video, !(isSync.first ?? false) {
+            sampleBytes.append(bytes)
+            let first = samples.first
+            if track.kind == .video, !(first?.isSync ?? false) {
                 throw RemuxError(.unsupportedInput, "track \(track.id) (video) does not start with a sync sample"
-                                 + (isSync.contains(true) ? "" : " (it has none)") + ": its segments could not be "
+                                 + (hasSync ? "" : " (it has none)") + ": its segments could not be "
                                  + "decoded on their own")
             }
             let origin = try Self.origin(of: presentation, timescale: track.timescale, trackID: track.id)
-            let end = samples.totalDuration &+ (decodeTimes.first ?? 0)
-            planned.append(SegmentPlanner.Track(timescale: track.timescale, origin: origin, decodeTimes: decodeTimes,
-                                                isSync: isSync, endTime: end, compositionOffsets: offsets))
+            let end = samples.totalDuration &+ (first?.decodeTime ?? 0)
+            planned.append(SegmentPlanner.IndexedTrack(index: samples, timescale: track.timescale, origin: origin,
+                                                       endTime: end))
         }
         let leader = kept.firstIndex { $0.0.kind == .video } ?? 0
         let plans: [[Range<Int>]]
@@ -223,7 +220,8 @@ public enum Packager {
         }
         var prepared: [PreparedTrack] = []
         var names = Set<String>()
-        for (((track, samples, presentation), segments), minimumOffset) in zip(zip(kept, plans), minimumOffsets) {
+        for ((((track, samples, presentation), segments), minimumOffset), bytes)
+            in zip(zip(zip(kept, plans), minimumOffsets), sampleBytes) {
             let description = track.sampleDescriptions.first
             guard let description, let codecs = CodecString.rfc6381(description) else {
                 throw RemuxError(.unsupportedCodec, "track \(track.id) (\(track.format?.description ?? "?")): its "
@@ -275,8 +273,6 @@ public enum Packager {
                     stream.frameRate = (frames / a, ticks / a)
                 }
             }
-            var bytes: UInt64 = 0
-            for sample in samples { bytes &+= UInt64(sample.size) }
             let shift = compositionShift(minimumOffset: minimumOffset, hasEdits: !presentation.edits.isEmpty)
             let edits = presentation.edits.map { edit in
                 var edit = edit

@@ -12,9 +12,54 @@
 ///
 /// Times are compared exactly across timescales (``MediaTime``); the segment duration is
 /// converted to ticks once. Work is O(samples); no loop is driven by a claimed duration.
+/// Memory is O(segments): the samples are walked in decode order through
+/// ``SampleWalk/samples(from:)`` (a ``SampleIndex`` iterator for a movie's tracks, see
+/// ``IndexedTrack``), each track once plus the leader's last two segments once more;
+/// nothing is kept per sample.
 public enum SegmentPlanner {
-    /// One track as the planner needs it.
-    public struct Track: Sendable, Equatable {
+    /// A track's samples as the planner walks them: in decode order, from any sample.
+    public protocol SampleWalk {
+        /// The walk's iterator type.
+        associatedtype Walk: IteratorProtocol where Walk.Element == Sample
+        /// The media timescale.
+        var timescale: UInt32 { get }
+        /// The media time presented at 0: the first edit's media time minus a leading empty
+        /// edit (in media ticks); 0 without edits.
+        var origin: Int64 { get }
+        /// Where the last sample's decode duration ends.
+        var endTime: UInt64 { get }
+        /// The number of samples; 0 also for a track the planner cannot use.
+        var sampleCount: Int { get }
+        /// The samples from number `first` (0-based) on, in decode order; only their decode
+        /// time, sync flag and composition offset are read.
+        func samples(from first: Int) -> Walk
+    }
+
+    /// A movie's track as the planner walks it: its ``SampleIndex``, read in decode order
+    /// (O(1) a sample, nothing held per sample).
+    public struct IndexedTrack: SampleWalk, Sendable {
+        /// The track's samples.
+        public var index: SampleIndex
+        public var timescale: UInt32
+        public var origin: Int64
+        public var endTime: UInt64
+        public var sampleCount: Int { index.count }
+
+        /// A track from its samples; `endTime` is where the last sample's duration ends.
+        public init(index: SampleIndex, timescale: UInt32, origin: Int64, endTime: UInt64) {
+            self.index = index
+            self.timescale = timescale
+            self.origin = origin
+            self.endTime = endTime
+        }
+
+        public func samples(from first: Int) -> SampleIndex.Iterator {
+            index.makeIterator(from: first)
+        }
+    }
+
+    /// One track given as arrays, one entry a sample (tests, hand-made plans).
+    public struct Track: SampleWalk, Sendable, Equatable {
         /// The media timescale.
         public var timescale: UInt32
         /// The media time presented at 0: the first edit's media time minus a leading empty
@@ -41,6 +86,26 @@ public enum SegmentPlanner {
             self.endTime = endTime
             self.compositionOffsets = compositionOffsets
         }
+
+        /// The number of decode times, or 0 when the other arrays do not match them.
+        public var sampleCount: Int {
+            guard isSync.count == decodeTimes.count,
+                  compositionOffsets.isEmpty || compositionOffsets.count == decodeTimes.count else { return 0 }
+            return decodeTimes.count
+        }
+
+        /// The samples from `first` on (offsets, sizes and durations 0).
+        public func samples(from first: Int) -> AnyIterator<Sample> {
+            var position = max(0, first)
+            let count = sampleCount
+            return AnyIterator { [self] in
+                guard position < count else { return nil }
+                defer { position += 1 }
+                return Sample(offset: 0, size: 0, decodeTime: decodeTimes[position],
+                              compositionOffset: compositionOffsets.isEmpty ? 0 : compositionOffsets[position],
+                              duration: 0, isSync: isSync[position])
+            }
+        }
     }
 
     /// Why a plan cannot be made.
@@ -63,6 +128,19 @@ public enum SegmentPlanner {
         }
     }
 
+    /// A segment's first sample and its presentation time (ticks of its track); the time of
+    /// a track's first sample is nil when it does not fit 64 bits, and thrown only if read
+    /// (as before the plan walked its samples: a time never compared never fails a plan).
+    struct Cut {
+        var sample: Int
+        var time: Int64?
+
+        func presented() throws(Failure) -> Int64 {
+            guard let time else { throw .timeOutOfRange }
+            return time
+        }
+    }
+
     /// Per track, its segments as ranges of sample numbers (0-based, in decode order),
     /// covering every sample once; `leader` is the track the others follow.
     ///
@@ -70,27 +148,29 @@ public enum SegmentPlanner {
     ///   - tracks: the tracks, each with at least one sample.
     ///   - segmentDuration: the wanted duration, above 0.
     ///   - leader: the track whose sync samples decide the cuts (the first video track).
-    public static func plan(_ tracks: [Track], segmentDuration: MediaTime, leader: Int) throws(Failure)
+    public static func plan<T: SampleWalk>(_ tracks: [T], segmentDuration: MediaTime, leader: Int) throws(Failure)
         -> [[Range<Int>]] {
         guard tracks.indices.contains(leader), segmentDuration.ticks > 0 else { throw .timeOutOfRange }
         for (index, track) in tracks.enumerated() {
-            guard !track.decodeTimes.isEmpty, track.isSync.count == track.decodeTimes.count,
-                  track.compositionOffsets.isEmpty || track.compositionOffsets.count == track.decodeTimes.count else {
-                throw .emptyTrack(index)
-            }
+            guard track.sampleCount > 0 else { throw .emptyTrack(index) }
             guard track.timescale > 0 else { throw .timeOutOfRange }
         }
         let lead = tracks[leader]
-        guard lead.isSync[0] else { throw .noSyncSample(leader) }
+        var walk = lead.samples(from: 0)
+        guard let first = walk.next(), first.isSync else { throw .noSyncSample(leader) }
         guard let step = segmentDuration.rescaled(to: lead.timescale, rounding: .nearest)?.ticks, step > 0 else {
             throw .timeOutOfRange
         }
-        var cuts = [0]
+        var cuts = [Cut(sample: 0, time: try? presented(lead, first))]
         var next = step
-        for index in 1..<lead.decodeTimes.count where lead.isSync[index] {
-            let time = try presented(lead, index)
+        var number = 0
+        while let sample = walk.next() {
+            number += 1
+            guard number < lead.sampleCount else { break }
+            guard sample.isSync else { continue }
+            let time = try presented(lead, sample)
             guard time >= next else { continue }
-            cuts.append(index)
+            cuts.append(Cut(sample: number, time: time))
             // The next multiple of the step after `time` (time ≥ step > 0); past Int64, no more cuts.
             let (quotient, added) = (time / step).addingReportingOverflow(1)
             let (following, overflow) = quotient.multipliedReportingOverflow(by: step)
@@ -101,7 +181,7 @@ public enum SegmentPlanner {
         // cuts so far make (a GOP longer than the step lengthens every playlist's target).
         var longest: Int64 = 0
         for (start, end) in zip(cuts, cuts.dropFirst()) {
-            longest = max(longest, try span(from: try presented(lead, start), to: try presented(lead, end)))
+            longest = max(longest, try span(from: try start.presented(), to: try end.presented()))
         }
         let timescale = Int64(lead.timescale)
         let targetSeconds = longest / timescale + (longest % timescale >= timescale - timescale / 2 ? 1 : 0)
@@ -111,45 +191,58 @@ public enum SegmentPlanner {
                                                  timescale: lead.timescale) else { throw .timeOutOfRange }
         cuts = try balancingTail(cuts, of: lead, minimum: half.ticks, balance: true)
         var plans: [[Range<Int>]] = Array(repeating: [], count: tracks.count)
-        plans[leader] = ranges(cuts, count: lead.decodeTimes.count)
+        plans[leader] = ranges(cuts, count: lead.sampleCount)
         var boundaries: [MediaTime?] = []
-        for cut in cuts.dropFirst() { boundaries.append(MediaTime(ticks: try presented(lead, cut), timescale: lead.timescale)) }
+        for cut in cuts.dropFirst() { boundaries.append(MediaTime(ticks: try cut.presented(), timescale: lead.timescale)) }
         for (index, track) in tracks.enumerated() where index != leader {
-            var followerCuts = [0]
-            var sample = 1
-            for boundary in boundaries {
-                guard let boundary else { throw .timeOutOfRange }
-                while sample < track.decodeTimes.count {
-                    if track.isSync[sample],
-                       let time = MediaTime(ticks: try presented(track, sample), timescale: track.timescale),
-                       !(time < boundary) {
-                        break
-                    }
-                    sample += 1
-                }
-                guard sample < track.decodeTimes.count else { break }
-                if sample > followerCuts[followerCuts.count - 1] { followerCuts.append(sample) }
-            }
-            guard let minimum = half.rescaled(to: track.timescale, rounding: .up)?.ticks else {
-                throw .timeOutOfRange
-            }
-            followerCuts = try balancingTail(followerCuts, of: track, minimum: minimum, balance: false)
-            plans[index] = ranges(followerCuts, count: track.decodeTimes.count)
+            plans[index] = try following(track, boundaries: boundaries, half: half)
         }
         return plans
     }
 
-    /// The presentation time of sample `index`: its decode time plus its composition offset,
-    /// minus the track's origin.
-    static func presented(_ track: Track, _ index: Int) throws(Failure) -> Int64 {
-        let time = try presented(track, decodeTime: track.decodeTimes[index])
-        guard !track.compositionOffsets.isEmpty else { return time }
-        let (sum, overflow) = time.addingReportingOverflow(track.compositionOffsets[index])
+    /// The segments of a track that follows the leader's `boundaries`: cut at its first sync
+    /// sample presented at or after each, its tail joined when shorter than `half`.
+    static func following<T: SampleWalk>(_ track: T, boundaries: [MediaTime?], half: MediaTime) throws(Failure)
+        -> [Range<Int>] {
+        let count = track.sampleCount
+        var cuts = [Cut(sample: 0, time: nil)]  // Its time is never read: a follower is not balanced.
+        var walk = track.samples(from: 1)
+        var number = 1
+        var current = count > 1 ? walk.next() : nil
+        for boundary in boundaries {
+            guard let boundary else { throw .timeOutOfRange }
+            var found: Int64?
+            while let sample = current {
+                if sample.isSync {
+                    let ticks = try presented(track, sample)
+                    if let time = MediaTime(ticks: ticks, timescale: track.timescale), !(time < boundary) {
+                        found = ticks
+                        break
+                    }
+                }
+                number += 1
+                current = number < count ? walk.next() : nil
+            }
+            guard let found else { break }
+            if number > cuts[cuts.count - 1].sample { cuts.append(Cut(sample: number, time: found)) }
+        }
+        guard let minimum = half.rescaled(to: track.timescale, rounding: .up)?.ticks else {
+            throw .timeOutOfRange
+        }
+        cuts = try balancingTail(cuts, of: track, minimum: minimum, balance: false)
+        return ranges(cuts, count: count)
+    }
+
+    /// The presentation time of `sample` of `track`: its decode time plus its composition
+    /// offset, minus the track's origin.
+    static func presented<T: SampleWalk>(_ track: T, _ sample: Sample) throws(Failure) -> Int64 {
+        let time = try presented(track, decodeTime: sample.decodeTime)
+        let (sum, overflow) = time.addingReportingOverflow(sample.compositionOffset)
         guard !overflow else { throw .timeOutOfRange }
         return sum
     }
 
-    static func presented(_ track: Track, decodeTime: UInt64) throws(Failure) -> Int64 {
+    static func presented<T: SampleWalk>(_ track: T, decodeTime: UInt64) throws(Failure) -> Int64 {
         guard let time = Int64(exactly: decodeTime) else { throw .timeOutOfRange }
         let (difference, overflow) = time.subtractingReportingOverflow(track.origin)
         guard !overflow else { throw .timeOutOfRange }
@@ -158,25 +251,31 @@ public enum SegmentPlanner {
 
     /// `cuts` with a last segment shorter than `minimum` ticks balanced with the one before
     /// (when `balance` and a sync sample between them leaves both at least `minimum` long: the
-    /// one making them closest in length) or joined to it.
-    static func balancingTail(_ cuts: [Int], of track: Track, minimum: Int64, balance: Bool) throws(Failure) -> [Int] {
+    /// one making them closest in length) or joined to it. Walks the last two segments again.
+    static func balancingTail<T: SampleWalk>(_ cuts: [Cut], of track: T, minimum: Int64, balance: Bool)
+        throws(Failure) -> [Cut] {
         guard cuts.count >= 2 else { return cuts }
         var cuts = cuts
         let last = cuts[cuts.count - 1]
         let previous = cuts[cuts.count - 2]
         let end = try presented(track, decodeTime: track.endTime)
-        let tail = try span(from: try presented(track, last), to: end)
+        let tail = try span(from: try last.presented(), to: end)
         guard tail < minimum else { return cuts }
         cuts.removeLast()
         guard balance else { return cuts }
-        let start = try presented(track, previous)
-        var best: (cut: Int, imbalance: Int64)?
-        for index in (previous + 1)..<track.decodeTimes.count where track.isSync[index] {
-            let time = try presented(track, index)
+        let start = try previous.presented()
+        var best: (cut: Cut, imbalance: Int64)?
+        var walk = track.samples(from: previous.sample + 1)
+        var number = previous.sample
+        while let sample = walk.next() {
+            number += 1
+            guard number < track.sampleCount else { break }
+            guard sample.isSync else { continue }
+            let time = try presented(track, sample)
             let (first, second) = (try span(from: start, to: time), try span(from: time, to: end))
             guard first >= minimum, second >= minimum else { continue }
             let imbalance = abs(first - second)
-            if best.map({ imbalance < $0.imbalance }) ?? true { best = (index, imbalance) }
+            if best.map({ imbalance < $0.imbalance }) ?? true { best = (Cut(sample: number, time: time), imbalance) }
         }
         if let best { cuts.append(best.cut) }
         return cuts
@@ -189,7 +288,7 @@ public enum SegmentPlanner {
         return difference
     }
 
-    static func ranges(_ cuts: [Int], count: Int) -> [Range<Int>] {
-        zip(cuts, cuts.dropFirst() + [count]).map { $0..<$1 }
+    static func ranges(_ cuts: [Cut], count: Int) -> [Range<Int>] {
+        zip(cuts, cuts.dropFirst()).map { $0.sample..<$1.sample } + [cuts[cuts.count - 1].sample..<count]
     }
 }
