@@ -9,7 +9,7 @@
 //     ra_count is an int, hence the pieces of at most INT_MAX.
 //   - fcntl(fd, F_FULLFSYNC): fcntl(2) and fsync(2); fsync alone does not flush the drive's
 //     cache on Darwin. Where F_FULLFSYNC fails (file systems without it), fsync.
-//   - copy_file_range and sync_file_range: Linux only; ENOSYS and nothing on Darwin.
+//   - copy_file_range, sync_file_range and syncfs: Linux only; ENOSYS and nothing on Darwin.
 //   - ioctl(fd, TIOCGWINSZ, &winsize): ioctl(2), tty(4); <sys/ioctl.h>.
 //   - flistxattr(fd, buf, size, 0), fgetxattr(fd, name, value, size, 0, 0),
 //     fsetxattr(fd, name, value, size, 0, 0): listxattr(2), getxattr(2), setxattr(2);
@@ -131,6 +131,24 @@ int csystem_full_sync(int fd) {
     // drives): what fsync gives is the best there is.
 #endif
     return fsync(fd);
+}
+
+int csystem_sync_file_system(int fd) {
+#if defined(__linux__)
+    return syncfs(fd);
+#else
+    (void)fd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int csystem_can_sync_file_system(void) {
+#if defined(__linux__)
+    return 1;
+#else
+    return 0;
+#endif
 }
 
 int csystem_terminal_columns(int fd) {

@@ -149,12 +149,12 @@ extension Packager {
                                                     overwrite: false, sources: [input]))
             }, initFinished: { sink in
                 initSize = sink.count
-                try publish(sink, &done)
+                try publish(sink, in: folder, &done)
             }, segmentSink: { number in
                 PackageSink(file: try MovieFileSink(destination: folder.path(of: segmentName(id, number)),
                                                     overwrite: false, sources: [input]))
             }, segmentFinished: { _, sink, facts in
-                try publish(sink, &done)
+                try publish(sink, in: folder, &done)
                 measured.append(facts)
                 report(facts)
             })
@@ -183,7 +183,7 @@ extension Packager {
                                 total += facts.size
                                 report(facts)
                             })
-            try file.publish()
+            try file.publish(syncing: folder.syncsEachFile)
             done.bytes &+= total
             done.files += 1
         }
@@ -235,8 +235,10 @@ extension Packager {
         return (stream, index)
     }
 
-    static func publish(_ sink: PackageSink, _ written: inout Written) throws {
-        try sink.file?.publish()
+    /// Publishes `sink`'s file into `folder`, flushed to disk now only where the folder cannot
+    /// flush its files together when it is published (``OutputDirectory/syncsEachFile``).
+    static func publish(_ sink: PackageSink, in folder: OutputDirectory, _ written: inout Written) throws {
+        try sink.file?.publish(syncing: folder.syncsEachFile)
         written.bytes &+= sink.count
         written.files += 1
     }
@@ -276,7 +278,7 @@ extension Packager {
         var sink = PackageSink(file: try MovieFileSink(destination: folder.path(of: name), overwrite: false,
                                                        sources: []))
         try sink.perform(.write(bytes[...]))
-        try publish(sink, &written)
+        try publish(sink, in: folder, &written)
     }
 
     /// ISO 639-2 codes as BCP 47 tags (the ISO 639-1 code where there is one, RFC 5646

@@ -66,9 +66,16 @@ public final class MovieFileSink: MovieSink {
     /// whole file appears there or nothing does. Without a call the temporary file is
     /// removed when the sink goes away.
     public func publish() throws(RemuxError) {
+        try publish(syncing: true)
+    }
+
+    /// ``publish()``, flushing the file to disk only when `syncing`: a file written into an
+    /// ``OutputDirectory`` that flushes its files together (``OutputDirectory/syncsEachFile``
+    /// false) is made durable by that folder's publish.
+    func publish(syncing: Bool) throws(RemuxError) {
         try bridged {
             try target.flush()
-            try target.sink.publish(overwrite: overwrite)
+            try target.sink.publish(overwrite: overwrite, syncing: syncing)
         }
     }
 

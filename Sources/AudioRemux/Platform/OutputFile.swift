@@ -245,8 +245,11 @@ final class OutputFile: ByteSink {
     ///
     /// Without `overwrite` the move never replaces a file that appeared meanwhile:
     /// `renameat2(RENAME_NOREPLACE)`, or `link` then `unlink` where the file system lacks it.
-    func publish(overwrite: Bool) throws {
-        guard csystem_full_sync(descriptor) == 0 else {
+    /// Without `syncing`, neither the file nor its folder is flushed: the caller makes them
+    /// durable later, all at once (``OutputDirectory/publish()``'s `syncfs`), before anything
+    /// reaches a user's path.
+    func publish(overwrite: Bool, syncing: Bool = true) throws {
+        guard !syncing || csystem_full_sync(descriptor) == 0 else {
             throw RemuxError(.ioError, "cannot flush \(destination) to disk: \(errorText(errno))")
         }
         // close(2) can report a delayed write error (network file systems): before the move.
@@ -267,7 +270,7 @@ final class OutputFile: ByteSink {
         isFinished = true
         TemporaryFiles.unregister(slot)
         slot = nil
-        try syncDirectory()
+        if syncing { try syncDirectory() }
     }
 
     /// Publishes a rewrite of `original` over it, only if the destination is still that

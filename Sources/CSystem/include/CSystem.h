@@ -38,6 +38,16 @@ void csystem_start_writeback(int fd, off_t offset, off_t length);
 // -1 with errno set.
 int csystem_full_sync(int fd);
 
+// Flushes every file of the file system holding the open file `fd` to disk in one call:
+// syncfs(2) on Linux, which since Linux 5.8 also fails (EIO, ENOSPC...) when a writeback
+// error happened on that file system after `fd` was opened. Fails with ENOSYS elsewhere
+// (Darwin has no syncfs, and its fsync does not flush the drive's cache: callers there keep
+// csystem_full_sync on each file). Returns 0, or -1 with errno set.
+int csystem_sync_file_system(int fd);
+
+// 1 where csystem_sync_file_system can work (Linux), 0 where it always fails with ENOSYS.
+int csystem_can_sync_file_system(void);
+
 // Copies the extended attributes of the file open as `from` to the one open as `to`
 // (flistxattr/fgetxattr/fsetxattr; nothing where the system has none). Returns how many
 // could not be copied (a security namespace the process may not write, a file system
