@@ -64,7 +64,8 @@ extension Packager {
                                       compatibleBrands: ["iso6", "cmfc", "dash", "msdh", "msix"])
         let track = try writer.addTrack(prepared.description)
         try writer.setEdits(prepared.edits, for: track)
-        if let start = prepared.samples.first?.decodeTime { try writer.setFirstDecodeTime(start, for: track) }
+        // Every packaged track has samples (prepare leaves out the others).
+        if prepared.samples.count > 0 { try writer.setFirstDecodeTime(prepared.samples.firstDecodeTime, for: track) }
         return (writer, track)
     }
 
@@ -72,17 +73,22 @@ extension Packager {
     /// (`styp` + `moof` + `mdat`) into `segmentSink(k)`'s, calling back after each: the one
     /// loop behind separate files, a single file, the single file's measuring pass and
     /// ``SegmentSource``'s plan, so that all hold the same bytes.
-    static func streamTrack(_ prepared: PreparedTrack, movieTimescale: UInt32, isCancelled: () -> Bool,
+    /// `segmentStarted` is given the cursor at each segment's first sample (``SegmentSource``
+    /// keeps them to resume there).
+    static func streamTrack(_ prepared: PreparedTrack, source: InputFile, movieTimescale: UInt32,
+                            isCancelled: () -> Bool,
                             initSink: () throws -> PackageSink, initFinished: (PackageSink) throws -> Void,
                             segmentSink: (Int) throws -> PackageSink,
+                            segmentStarted: (Int, PackageCursor) -> Void = { _, _ in },
                             segmentFinished: (Int, PackageSink, SegmentFacts) throws -> Void) throws {
         var (writer, track) = try segmentWriter(prepared, movieTimescale: movieTimescale)
         var head = try initSink()
         try writer.writeFragment(into: &head)  // No samples yet: the init segment alone.
         try initFinished(head)
-        var iterator = prepared.samples.makeIterator(from: 0)
+        var iterator = try prepared.samples.cursor(from: 0, source: source)
         for (number, range) in prepared.segments.enumerated() {
             if isCancelled() { throw RemuxError.cancelled }
+            segmentStarted(number, iterator)
             var sink = try segmentSink(number)
             let facts = try writeSegment(range.count, of: prepared, from: &iterator, writer: &writer, track: track,
                                          into: &sink)
@@ -93,14 +99,14 @@ extension Packager {
     /// Appends the next `count` samples of `iterator` to `writer` and streams them as one
     /// media segment (`styp` + `moof` + `mdat`) into `sink`: every segment the package and
     /// ``SegmentSource`` give is made here.
-    static func writeSegment(_ count: Int, of prepared: PreparedTrack, from iterator: inout SampleIndex.Iterator,
+    static func writeSegment(_ count: Int, of prepared: PreparedTrack, from iterator: inout PackageCursor,
                              writer: inout MovieWriter, track: UInt32, into sink: inout PackageSink) throws
         -> SegmentFacts {
         var facts = SegmentFacts()
         var firstSize: UInt64 = 0
         var first = true
         for _ in 0..<count {
-            guard var sample = iterator.next() else { break }
+            guard var sample = try iterator.next() else { break }
             sample.compositionOffset &+= prepared.compositionShift  // |offset| < 2^32 each.
             if first {
                 facts.decodeTime = sample.decodeTime
@@ -144,7 +150,8 @@ extension Packager {
         var measured: [SegmentFacts] = []
         let result: (stream: StreamTrack, index: [UInt8])
         if !singleFile {
-            try streamTrack(prepared, movieTimescale: movieTimescale, isCancelled: isCancelled, initSink: {
+            try streamTrack(prepared, source: input, movieTimescale: movieTimescale, isCancelled: isCancelled,
+                            initSink: {
                 PackageSink(file: try MovieFileSink(destination: folder.path(of: prepared.stream.initURI),
                                                     overwrite: false, sources: [input]))
             }, initFinished: { sink in
@@ -161,7 +168,7 @@ extension Packager {
             result = try layout(prepared, initSize: initSize, segments: measured, singleFile: false, iFrames: iFrames)
         } else {
             // First pass: sizes only, nothing written.
-            try streamTrack(prepared, movieTimescale: movieTimescale, isCancelled: isCancelled,
+            try streamTrack(prepared, source: input, movieTimescale: movieTimescale, isCancelled: isCancelled,
                             initSink: { PackageSink() }, initFinished: { initSize = $0.count },
                             segmentSink: { _ in PackageSink() },
                             segmentFinished: { _, _, facts in measured.append(facts) })
@@ -169,7 +176,7 @@ extension Packager {
             let file = try MovieFileSink(destination: folder.path(of: result.stream.initURI), overwrite: false,
                                          sources: [input])
             var total: UInt64 = 0
-            try streamTrack(prepared, movieTimescale: movieTimescale, isCancelled: isCancelled,
+            try streamTrack(prepared, source: input, movieTimescale: movieTimescale, isCancelled: isCancelled,
                             initSink: { PackageSink(file: file) }, initFinished: { sink in
                                 var sink = sink
                                 try sink.perform(.write(result.index[...]))

@@ -37,13 +37,7 @@ public enum Packager {
                 throw RemuxError(.invalidArgument, "the segment duration must be above 0 and at most 3600 s")
             }
             let input = try InputFile(path: inputPath)
-            let reader: MovieReader<InputFile>
-            do {
-                reader = try MovieReader(reading: input)
-            } catch {
-                throw FileSignature.explain(RemuxError(bridging: error), source: input).naming(input.path)
-            }
-            let prepared = try naming(input.path) { try prepare(reader, segmentDuration: segmentDuration) }
+            let (reader, prepared) = try open(input, segmentDuration: segmentDuration)
             let folder = try OutputDirectory(destination: outputPath, overwrite: options.overwrite)
             var written = Written(total: prepared.tracks.reduce(0) { $0 + $1.sampleBytes })
             var streams: [StreamTrack] = []
@@ -113,7 +107,7 @@ public enum Packager {
     /// One track ready to write: its samples, planned segments and manifest fields.
     struct PreparedTrack: Sendable {
         var track: MediaTrack
-        var samples: SampleIndex
+        var samples: PackageSamples
         var description: TrackDescription
         var edits: [EditListBox.Entry]?
         var editTimescale: UInt32
@@ -141,13 +135,37 @@ public enum Packager {
 
     static let encryptedFormats: Set<String> = ["encv", "enca", "encs", "enct"]
 
-    /// Checks every track, reads its samples and plans the segments; nothing is written.
-    static func prepare(_ reader: MovieReader<InputFile>, segmentDuration: MediaTime) throws -> Prepared {
+    /// Opens `input` and prepares its tracks: a regular movie through ``MovieOutline``, its
+    /// tables read in windows (``PackageSamples``); when the outline or the windowed checks
+    /// refuse it (fragmented, damaged, unusual) or preparing fails, the regular way, which
+    /// reports as every other command does.
+    static func open(_ input: InputFile, segmentDuration: MediaTime) throws -> (MovieReader<InputFile>, Prepared) {
+        if let outline = try? MovieOutline(reading: input) {
+            let reader = MovieReader(movie: outline.movie, source: input)
+            if let prepared = try? prepare(reader, segmentDuration: segmentDuration, outline: outline) {
+                return (reader, prepared)
+            }
+        }
+        let reader: MovieReader<InputFile>
+        do {
+            reader = try MovieReader(reading: input)
+        } catch {
+            throw FileSignature.explain(RemuxError(bridging: error), source: input).naming(input.path)
+        }
+        let prepared = try naming(input.path) { try prepare(reader, segmentDuration: segmentDuration, outline: nil) }
+        return (reader, prepared)
+    }
+
+    /// Checks every track, reads its samples and plans the segments; nothing is written. With
+    /// an `outline` (of `reader`'s movie), the tables are checked and walked in the file and
+    /// any fault throws (``open(_:segmentDuration:)`` then takes the regular way).
+    static func prepare(_ reader: MovieReader<InputFile>, segmentDuration: MediaTime, outline: MovieOutline?) throws
+        -> Prepared {
         let movie = reader.movie
         var warnings: [String] = []
         var dropped: [RemuxResult.DroppedTrack] = []
-        var kept: [(MediaTrack, SampleIndex, TrackPresentation)] = []
-        for track in reader.tracks {
+        var kept: [(MediaTrack, PackageSamples, TrackPresentation)] = []
+        for (number, track) in reader.tracks.enumerated() {
             guard track.kind == .audio || track.kind == .video else {
                 warnings.append("track \(track.id) (\(track.format?.description ?? "?")) was left out: package "
                                 + "writes audio and video tracks only")
@@ -157,10 +175,17 @@ public enum Packager {
                 throw RemuxError(.unsupportedInput, "track \(track.id) is encrypted (\(format)): it cannot be "
                                  + "packaged by stream copy")
             }
-            let samples: SampleIndex
+            let samples: PackageSamples
             do {
-                samples = try reader.samples(of: track)
-            } catch let error as ISOBMFFError {
+                if let outline {
+                    guard number < outline.tables.count else { throw RemuxError(.invalidInput, "no outline") }
+                    samples = .windowed(try WindowedSamples(track: track.track, tables: outline.tables[number],
+                                                            movieBoxRange: movie.movieBoxRange,
+                                                            fileLength: movie.fileLength, source: reader.source))
+                } else {
+                    samples = .indexed(try reader.samples(of: track))
+                }
+            } catch let error as ISOBMFFError where outline == nil {
                 // A damaged track (no readable stsd, tables that contradict one another) is
                 // left out and the others packaged (issue 32); a file cut short is not one
                 // damaged track: a package copies whole inputs only.
@@ -174,7 +199,8 @@ public enum Packager {
                 warnings.append("track \(track.id) has no samples: left out")
                 continue
             }
-            let presentation = reader.presentation(of: track, samples: samples)
+            let presentation = TrackPresentation(of: track.track, in: movie, mediaDuration: samples.totalDuration,
+                                                 mediaEnd: samples.presentationEnd)
             warnings += presentation.warnings
             kept.append((track, samples, presentation))
         }
@@ -185,39 +211,52 @@ public enum Packager {
             }
             throw RemuxError(.unsupportedInput, "the file has no audio or video track to package")
         }
-        var planned: [SegmentPlanner.IndexedTrack] = []
+        var planned: [PlannedTrack] = []
         var minimumOffsets: [Int64] = []
         var sampleBytes: [UInt64] = []
+        let failure = PlannedTrack.Failure()
         for (track, samples, presentation) in kept {
-            // One walk, nothing kept per sample: the planner walks the index itself.
+            // One walk, nothing kept per sample: the planner walks the samples itself.
             var minimumOffset: Int64 = 0
             var bytes: UInt64 = 0
             var hasSync = false
-            for sample in samples {
-                hasSync = hasSync || sample.isSync
-                minimumOffset = min(minimumOffset, sample.compositionOffset)
-                bytes &+= UInt64(sample.size)
+            var startsWithSync = false
+            switch samples {
+            case .indexed(let index):
+                for sample in index {
+                    hasSync = hasSync || sample.isSync
+                    minimumOffset = min(minimumOffset, sample.compositionOffset)
+                    bytes &+= UInt64(sample.size)
+                }
+                startsWithSync = index.first?.isSync ?? false
+            case .windowed(let windowed):
+                // Found by WindowedSamples' checks: an stss it accepts is not empty.
+                hasSync = true
+                minimumOffset = min(0, windowed.compositionOffsetRange.lowerBound)
+                bytes = windowed.sampleBytes
+                startsWithSync = windowed.startsWithSync
             }
             minimumOffsets.append(minimumOffset)
             sampleBytes.append(bytes)
-            let first = samples.first
-            if track.kind == .video, !(first?.isSync ?? false) {
+            if track.kind == .video, !startsWithSync {
                 throw RemuxError(.unsupportedInput, "track \(track.id) (video) does not start with a sync sample"
                                  + (hasSync ? "" : " (it has none)") + ": its segments could not be "
                                  + "decoded on their own")
             }
             let origin = try Self.origin(of: presentation, timescale: track.timescale, trackID: track.id)
-            let end = samples.totalDuration &+ (first?.decodeTime ?? 0)
-            planned.append(SegmentPlanner.IndexedTrack(index: samples, timescale: track.timescale, origin: origin,
-                                                       endTime: end))
+            let end = samples.totalDuration &+ samples.firstDecodeTime
+            planned.append(PlannedTrack(samples: samples, source: reader.source, failure: failure,
+                                        timescale: track.timescale, origin: origin, endTime: end))
         }
         let leader = kept.firstIndex { $0.0.kind == .video } ?? 0
         let plans: [[Range<Int>]]
         do {
             plans = try SegmentPlanner.plan(planned, segmentDuration: segmentDuration, leader: leader)
         } catch {
+            if let read = failure.error { throw read }
             throw RemuxError(bridging: error)
         }
+        if let read = failure.error { throw read }
         var prepared: [PreparedTrack] = []
         var names = Set<String>()
         for ((((track, samples, presentation), segments), minimumOffset), bytes)

@@ -26,10 +26,12 @@ public enum SegmentPart: Sendable, Equatable {
 /// it covers) and with ``PackageOptions/iFramePlaylists``.
 ///
 /// The source is planned from the movie's tables alone (`moov`, or `moof`s): no sample byte
-/// is read. It keeps, per track, the sample tables and one entry per segment (its first
-/// sample, decode time, size and byte range) besides the playlists' texts; a media segment is
-/// built when asked for, by the packager's own segment writer, as a header of a few hundred
-/// bytes (`styp`, `moof`, `mdat` header) followed by ranges of the source. The files are the
+/// is read. It keeps, per track, one entry per segment (its first sample, decode time, size
+/// and byte range, and for a regular movie the position in its tables, which stay in the file
+/// and are read again in windows when a segment is asked for; a fragmented movie's tables are
+/// kept in memory) besides the playlists' texts; a media segment is built when asked for, by
+/// the packager's own segment writer, as a header of a few hundred bytes (`styp`, `moof`,
+/// `mdat` header) followed by ranges of the source. The files are the
 /// bytes `package` writes with the same options (the playlists' sizes and bandwidths are
 /// those of the same segments).
 ///
@@ -56,6 +58,9 @@ public struct SegmentSource: Sendable {
         var initSize: UInt64
         /// The single file's `sidx`; empty in the default layout.
         var index: [UInt8]
+        /// For tables read in windows, the cursor at each segment's first sample, its windows
+        /// dropped; empty for tables in memory.
+        var starts: [WindowedSamples.Cursor] = []
     }
 
     /// The movie the ranges refer to.
@@ -102,30 +107,26 @@ public struct SegmentSource: Sendable {
                 throw RemuxError(.invalidArgument, "the segment duration must be above 0 and at most 3600 s")
             }
             let input = try InputFile(path: path)
-            let reader: MovieReader<InputFile>
-            do {
-                reader = try MovieReader(reading: input)
-            } catch {
-                throw FileSignature.explain(RemuxError(bridging: error), source: input).naming(input.path)
-            }
-            let prepared = try naming(input.path) { try Packager.prepare(reader, segmentDuration: segmentDuration) }
+            let (reader, prepared) = try Packager.open(input, segmentDuration: segmentDuration)
             var tracks: [Track] = []
             var names: [String] = []
             for track in prepared.tracks {
                 let movieTimescale = track.edits == nil ? reader.movie.header.timescale : track.editTimescale
                 var initSize: UInt64 = 0
                 var facts: [Packager.SegmentFacts] = []
+                var starts: [WindowedSamples.Cursor] = []
                 // Sizes only: the copies are counted, not performed.
-                try Packager.streamTrack(track, movieTimescale: movieTimescale, isCancelled: { false },
+                try Packager.streamTrack(track, source: input, movieTimescale: movieTimescale, isCancelled: { false },
                                          initSink: { Packager.PackageSink() }, initFinished: { initSize = $0.count },
                                          segmentSink: { _ in Packager.PackageSink() },
+                                         segmentStarted: { _, cursor in cursor.parked.map { starts.append($0) } },
                                          segmentFinished: { _, _, segment in facts.append(segment) })
                 let (stream, index) = try Packager.layout(track, initSize: initSize, segments: facts,
                                                           singleFile: options.singleFile,
                                                           iFrames: options.iFramePlaylists)
                 var decodeTimes: [UInt64] = []
                 decodeTimes.reserveCapacity(facts.count)
-                var decodeTime = track.samples.first?.decodeTime ?? 0
+                var decodeTime = track.samples.firstDecodeTime
                 for segment in facts {
                     decodeTimes.append(decodeTime)
                     decodeTime &+= segment.duration  // As the writer's tfdt.
@@ -133,7 +134,7 @@ public struct SegmentSource: Sendable {
                 names.append(stream.initURI)
                 if !options.singleFile { names += stream.segments.map(\.uri) }
                 tracks.append(Track(prepared: track, movieTimescale: movieTimescale, decodeTimes: decodeTimes,
-                                    stream: stream, initSize: initSize, index: index))
+                                    stream: stream, initSize: initSize, index: index, starts: starts))
             }
             let (target, texts) = try Packager.playlists(of: tracks.map(\.stream), path: input.path)
             self.path = input.path
@@ -278,7 +279,15 @@ public struct SegmentSource: Sendable {
         try writer.setFirstDecodeTime(track.decodeTimes[number], for: id)
         try writer.resumeStream(afterFragments: sequence)
         let range = prepared.segments[number]
-        var iterator = prepared.samples.makeIterator(from: range.lowerBound)
+        var iterator: PackageCursor
+        switch prepared.samples {
+        case .indexed(let index):
+            iterator = .indexed(index.makeIterator(from: range.lowerBound))
+        case .windowed:
+            // The cursor kept at the segment's start, reading the movie's tables again.
+            guard number < track.starts.count else { return [] }
+            iterator = .windowed(track.starts[number], try InputFile(path: path))
+        }
         var sink = Packager.PackageSink(parts: [])
         _ = try Packager.writeSegment(range.count, of: prepared, from: &iterator, writer: &writer, track: id,
                                       into: &sink)

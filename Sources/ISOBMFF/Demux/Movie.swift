@@ -46,6 +46,12 @@ public struct Movie: Sendable {
     /// with a warning (``warnings``); a track without a readable `stsd` is kept with its
     /// ``Track/problem``.
     public init(reading source: some ByteSource) throws {
+        try self.init(reading: source) { header in try Self.payload(of: header, in: source) }
+    }
+
+    /// Reads the top-level boxes of `source` as ``init(reading:)`` does, with `moov`'s payload
+    /// given by `movieBox` (``MovieOutline`` passes one without its sample tables).
+    init(reading source: some ByteSource, movieBox: (BoxHeader) throws -> ByteReader) throws {
         var boxes = TopLevelBoxes(source: source)
         var fileType: FileTypeBox?
         var movie: ParsedMovieBox?
@@ -92,7 +98,7 @@ public struct Movie: Sendable {
                                        + "\(Limits.maximumMovieBoxSize)-byte limit", path: header.path,
                                        offset: header.offset)
                 }
-                let payload = try Self.payload(of: header, in: source)
+                let payload = try movieBox(header)
                 let parsed = try Self.parseMovieBox(payload)
                 movie = parsed
                 movie?.range = header.offset..<header.end
