@@ -37,7 +37,9 @@ extension Probe {
             for warning in reader.warnings { Terminal.warning("\(input): \(warning)") }
             // Every track is indexed, the chosen ones printed: a file cut short is read across
             // all of them.
-            var indexed: [(track: MediaTrack, samples: SampleIndex?, shift: Int64, problem: ISOBMFFError?)] = []
+            // FFmpeg's decode-time shift is computed once per track (it parses the `ctts` again), for
+            // the listing and the read order alike; nil where the track's tables did not read.
+            var indexed: [(track: MediaTrack, samples: SampleIndex?, shift: Int64?, problem: ISOBMFFError?)] = []
             for track in reader.tracks {
                 do {
                     let (samples, truncation) = try reader.wholeSamples(of: track)
@@ -47,7 +49,7 @@ extension Probe {
                     // No readable sample description, tables intact: listed as ffprobe lists
                     // them, codec unknown (issue 32).
                     let samples = track.problem == nil ? nil : try? reader.samplesWithoutDescriptions(of: track)
-                    indexed.append((track, samples, 0, error))
+                    indexed.append((track, samples, nil, error))
                 }
             }
             let chosen = indexed.filter { trackID == nil || $0.track.id == trackID }
@@ -59,7 +61,7 @@ extension Probe {
             // which no byte is there, for every track at once (issue 32).
             let listed = reader.samplesReadBeforeTheCut(indexed.map {
                 ($0.track, $0.samples, $0.problem?.code == .endOfFile)
-            })
+            }, decodeTimeShifts: indexed.map(\.shift))
             var output = OutputBuffer()
             var buffer: [UInt8] = []
             for ((track, samples, shift, problem), count) in zip(indexed, listed)
@@ -82,6 +84,7 @@ extension Probe {
                                      + "first sample of any track that the end of the file (byte "
                                      + "\(reader.movie.fileLength)) cuts off")
                 }
+                let shift = shift ?? 0
                 for (index, sample) in samples.prefix(count).enumerated() {
                     // Decode times of a checked table stay below 2^64; real ones below 2^63.
                     let dts = Int64(clamping: sample.decodeTime) &- shift

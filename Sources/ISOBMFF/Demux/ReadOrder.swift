@@ -117,13 +117,16 @@ extension MovieReader {
     /// and whether they stop at the end of the file (nil samples: a track that cannot be
     /// read, left out of the read). A chapter track (`tref/chap`), which players skip unread,
     /// never stops the read; FFmpeg's decode-time shift for negative composition offsets
-    /// (``CompositionOffsetBox/ffmpegDecodeTimeShift``) is applied as it applies it.
+    /// (``CompositionOffsetBox/ffmpegDecodeTimeShift``) is applied as it applies it:
+    /// `decodeTimeShifts` holds it for each of `tracks` where the caller has it
+    /// (``ffmpegDecodeTimeShift(of:samples:)``, which parses the `ctts` again); a missing or nil
+    /// one is computed here.
     public func samplesReadBeforeTheCut(
-        _ tracks: [(track: MediaTrack, samples: SampleIndex?, isCut: Bool)]) -> [Int] {
+        _ tracks: [(track: MediaTrack, samples: SampleIndex?, isCut: Bool)], decodeTimeShifts: [Int64?] = []) -> [Int] {
         let chapters = Set(self.tracks.flatMap(\.track.chapterReferences))
         var order: [ReadOrder.Track] = []
         var places: [Int?] = []
-        for (track, samples, isCut) in tracks {
+        for (n, (track, samples, isCut)) in tracks.enumerated() {
             guard let samples else {
                 places.append(nil)
                 continue
@@ -134,7 +137,8 @@ extension MovieReader {
                 cut = try? self.cut(of: track, after: samples.count)
             }
             order.append(ReadOrder.Track(samples: samples, timescale: track.track.mediaHeader.timescale,
-                                         decodeTimeShift: ffmpegDecodeTimeShift(of: track, samples: samples), cut: cut))
+                                         decodeTimeShift: (n < decodeTimeShifts.count ? decodeTimeShifts[n] : nil)
+                                            ?? ffmpegDecodeTimeShift(of: track, samples: samples), cut: cut))
         }
         let counts = ReadOrder.samplesBeforeFirstMissing(order)
         return places.map { $0.map { counts[$0] } ?? 0 }
