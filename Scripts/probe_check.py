@@ -42,6 +42,18 @@ against the file as Scripts/mp4box.py reads it), printed when allowed:
     sidx's earliest_presentation_time, which FFmpeg takes instead) is not 0, without edit
     list: ffprobe's duration is the last sample's end decode time counted from 0
     (mov_read_trun's track_end); ours the samples' total.
+  - A fragmented file (issue 32): its tracks share the decode clock of their tfdt, and ours
+    count on the one timeline cuts use: 0 where the first track starts, each track's
+    duration where it ends from there (ffprobe's stream duration is FFmpeg's rule above,
+    the end decode time from 0, edits ignored). Measured by ffprobe's packets (edits
+    applied): a track starts at its first dts_time plus its edit's media_time (FFmpeg 5.1
+    shifts a fragmented track by that media_time and so presents an AAC priming the edit
+    skips), ends at its latest pts_time + duration_time less the dts_shift FFmpeg adds to
+    every pts of a track with negative composition offsets (an audio track's last packet
+    lasting what its trun says: FFmpeg gives it a whole frame); the file's start_time and duration
+    are checked against the same (format start_time is ffprobe's but for that priming),
+    within a movie tick (the edits count in it) and a media tick (where the start lies in
+    each track's ticks), and for tracks one sample or frame more.
   - A file cut short: ours is the duration of the samples lying wholly inside the file
     (what --salvage extracts, README), for every kind of track, ffprobe's that of its
     tables.
@@ -210,6 +222,8 @@ def check(extract, path):
             raise CheckFailed(f"{where} ({kind}) duration {duration}, ffprobe {stream['duration']}: "
                               f"off by {abs(duration - reference):.6f} s, more than {unit_name} "
                               f"({float(unit):.6f} s)")
+    if ours.get("fragmented"):
+        notes += check_timeline(path, ours)
     return notes
 
 
@@ -349,6 +363,88 @@ def gapless(f):
     return int(fields[1], 16), int(fields[3], 16)
 
 
+def one_timeline(path):
+    """A whole fragmented file's one timeline, by ffprobe's packets (see the top):
+    (origin, {track_id: (start, end)}, tick) in seconds on the fragments' decode clock,
+    start and end counted from origin, tick the coarsest of the movie's and the tracks'
+    ticks; None for a regular file, a file cut short or no packets."""
+    f = File(path)
+    if not f.fragmented or any(b.truncated for b in f.boxes):
+        return None
+    media_times = {}
+    # FFmpeg 5.1's dts_shift for negative composition offsets in fragments: it adds it to
+    # every pts, the dts kept (sp_bbb_piff_smooth.ismv's video: offsets down to -666667 of
+    # 10^7, its first packet dts 0, pts 0.066667), so its frames end that much later.
+    moved = {}
+    tick = Fraction(1, f.movie_timescale)
+    for trak in (c for c in f.moov.children if c.kind == b"trak"):
+        tid = mp4box.track_id(f.data, trak)
+        timescale, _ = mp4box.timescale_and_duration(f.data, trak.child(b"mdia").child(b"mdhd"))
+        edits = [e for e in mp4box.edit_list(f.data, trak) or [] if e[1] >= 0]
+        media_times[tid] = Fraction(edits[0][1], timescale) if edits else Fraction(0)
+        tick = max(tick, Fraction(1, timescale))
+        offsets = [x["composition_offset"] for x in mp4box.fragment_samples(f.data, f.boxes, tid)]
+        moved[tid] = Fraction(max(0, -min(offsets)), timescale) if offsets else Fraction(0)
+    entries = "packet=stream_index,pts_time,dts_time,duration_time:stream=index,id,duration,codec_type"
+    results = [ffprobe(path, *options, "-show_entries", entries) for options in ([], ["-ignore_editlist", "1"])]
+    if any(result.returncode != 0 for result in results):
+        return None
+    out, raw = (json.loads(result.stdout) for result in results)
+    ids = {s["index"]: int(s["id"], 16) for s in out.get("streams", []) if s.get("id")}
+    # FFmpeg 5.1 gives the last packet of a fragmented AAC track a whole frame's duration
+    # (frag-cmaf.mp4: 1024 where its trun says 136): the last packet in decode order ends
+    # where the stream's duration (its end decode time, FFmpeg's track_end) says, counted
+    # from its own decode time as the file holds it (-ignore_editlist).
+    last_raw = {}
+    for packet in raw.get("packets", []):
+        if packet.get("dts_time") not in (None, "N/A"):
+            last_raw[packet["stream_index"]] = Fraction(packet["dts_time"])
+    durations = {s["index"]: Fraction(s["duration"]) for s in out.get("streams", [])
+                 if s.get("duration") not in (None, "N/A") and s.get("codec_type") == "audio"}
+    packets = [p for p in out.get("packets", []) if p.get("dts_time") not in (None, "N/A")]
+    last_index = {p["stream_index"]: n for n, p in enumerate(packets)}
+    spans = {}
+    for n, packet in enumerate(packets):
+        index = packet["stream_index"]
+        tid = ids.get(index)
+        if tid is None:
+            continue
+        start, end = spans.get(tid, (Fraction(packet["dts_time"]) + media_times.get(tid, 0), None))
+        length = packet.get("duration_time")
+        length = None if length in (None, "N/A") else Fraction(length)
+        if n == last_index[index] and index in durations and index in last_raw:
+            length = durations[index] - last_raw[index]
+        if packet.get("pts_time") not in (None, "N/A") and length is not None:
+            last = Fraction(packet["pts_time"]) + length - moved.get(tid, 0)
+            end = last if end is None or last > end else end
+        spans[tid] = (start, end)
+    spans = {tid: span for tid, span in spans.items() if span[1] is not None}
+    if not spans:
+        return None
+    origin = min(start for start, _ in spans.values())
+    return origin, {tid: (start - origin, end - origin) for tid, (start, end) in spans.items()}, tick
+
+
+def check_timeline(path, ours):
+    """The file's start_time and duration against one_timeline (see the top); notes."""
+    timeline = one_timeline(path)
+    if timeline is None:
+        return []
+    origin, spans, tick = timeline
+    # ffprobe prints six decimals.
+    start = ours.get("start_time")
+    if not isinstance(start, (int, float)) or not near(start, origin, Fraction(1, 10**6)):
+        raise CheckFailed(f"start_time {start!r}, where ffprobe's packets start the first track at "
+                          f"{float(origin):.6f} s")
+    end = max(e for _, e in spans.values())
+    duration = ours.get("duration")
+    if not isinstance(duration, (int, float)) or not near(duration, end, 2 * tick + Fraction(1, 10**6)):
+        raise CheckFailed(f"duration {duration!r}, where ffprobe's packets end {float(end):.6f} s after the "
+                          f"first track's start")
+    return [f"fragmented: start_time {start} s and duration {duration} s on the one timeline "
+            f"(ffprobe's packets: from {float(origin):.6f} s, for {float(end):.6f} s)"]
+
+
 def known_duration_difference(path, tid, stream, track, duration, tolerance):
     """The reason why our duration and ffprobe's may differ on this track (see the top),
     each side checked exactly; None when no known difference explains it."""
@@ -424,6 +520,14 @@ def known_duration_difference(path, tid, stream, track, duration, tolerance):
     # Segment durations count in the movie timescale: FFmpeg's conversion rounds to a tick.
     if not near(theirs, ffmpeg, tick + (Fraction(1, f.movie_timescale) if edits else 0)):
         return None
+    # Fragmented: ours is the track's end on the one timeline (see the top).
+    timeline = one_timeline(path) if f.fragmented else None
+    if timeline and tid in timeline[1]:
+        end = timeline[1][tid][1]
+        if near(duration, end, unit + 2 * timeline[2]):
+            return (f"fragmented: ours {duration:.6f} s is where the track ends on the file's one timeline "
+                    f"(ffprobe's packets: {float(end):.6f} s from the first track's start); ffprobe's "
+                    f"{float(theirs):.6f} s is the end decode time ({first or 0}+{total})/{timescale}")
     # iTunSMPB, without edit list.
     if itunes and near(duration, Fraction(itunes[1], int(stream["sample_rate"])), unit):
         return (f"iTunSMPB presents {itunes[1]} valid samples (ours, {duration:.6f} s); ffprobe's "

@@ -16,8 +16,15 @@ public struct MovieReport: Sendable {
     public var movieBoxOffset: UInt64
     /// The size of `moov` in bytes, header included.
     public var movieBoxSize: UInt64
-    /// Seconds: the longest track's presented duration.
+    /// Seconds: the longest track's presented duration. In a fragmented file, counted on the
+    /// one timeline cuts use (`CutPlan.timelineOffsets(of:)`): from ``startTime`` to where
+    /// the last track ends.
     public var duration: Double
+    /// Where the file's time 0 lies on the decode clock of its fragments, in seconds: where its
+    /// first track starts (`CutPlan.timelineOrigin(of:)`; ffprobe's format `start_time`
+    /// but for an AAC priming an edit skips, which FFmpeg 5.1 presents in fragments). 0 for
+    /// a regular file.
+    public var startTime: Double = 0
     /// Every track, in file order.
     public var tracks: [TrackReport]
     /// The chapters (chapter track or Nero `chpl`), empty when there are none.
@@ -40,8 +47,14 @@ public struct TrackReport: Sendable, Equatable {
     public var format: String
     /// The RFC 6381 codec string (`mp4a.40.2`, `avc1.64001f`, `Opus`, `ac-3`).
     public var codec: String
-    /// The presented duration in seconds: the edit list's, or else the media's.
+    /// The presented duration in seconds: the edit list's, or else the media's. In a
+    /// fragmented file, where the track ends on the file's one timeline (from the file's
+    /// ``MovieReport/startTime``).
     public var duration: Double
+    /// Where the track starts, in seconds on the file's decode clock: its first decode time
+    /// (a fragment's `tfdt`) plus its empty edits, as ffprobe's stream `start_time` counts
+    /// (but for an AAC priming an edit skips). Nil where its samples cannot be read.
+    public var startTime: Double?
     /// The number of samples; 0 when the sample tables cannot be read.
     public var sampleCount: Int
     /// Average bits per second over the media duration.
@@ -107,8 +120,11 @@ extension AudioExtractor {
                 }
                 tracks.append(report)
             }
+            let startTime = movie.isFragmented ? placeOnTimeline(&tracks, movie: movie, source: source)
+                : placeRegular(&tracks, movie: movie)
             // mvhd's duration is a claim: it counts only as far as some track's media reaches.
-            let movieDuration = movie.header.timescale == 0 ? 0
+            // In fragments it counts on no track's clock: the one timeline says.
+            let movieDuration = movie.header.timescale == 0 || movie.isFragmented ? 0
                 : Double(movie.header.duration) / Double(movie.header.timescale)
             let longest = tracks.map(\.duration).max() ?? 0
             return MovieReport(
@@ -118,10 +134,54 @@ extension AudioExtractor {
                 movieBoxSize: movie.movieBoxRange.upperBound - movie.movieBoxRange.lowerBound,  // A Range: ordered.
                 // mvhd may round up a little past the longest track; more than that is a claim the
                 // media does not back.
-                duration: movieDuration > longest && movieDuration - longest <= 1 ? movieDuration : longest, tracks: tracks,
+                duration: movieDuration > longest && movieDuration - longest <= 1 ? movieDuration : longest,
+                startTime: startTime, tracks: tracks,
                 chapters: Chapters.read(movie, source: source),
                 metadata: Metadata.items(userData: movie.userData, metadata: movie.metadata))
         }
+    }
+
+    /// Places the tracks of a fragmented `movie` on its one timeline, as cuts count
+    /// (``CutPlan/timelineOffsets(of:)``): each report's duration becomes where the track ends
+    /// from the file's time 0 (its presentation, ``MovieReader/presentation(of:samples:)``,
+    /// moved by its offset) and its start where it starts on the decode clock. Returns the
+    /// file's time 0 in seconds on that clock; 0 when no track's samples can be read (the
+    /// reports then stay on each track's own clock). Walks the fragments once more.
+    static func placeOnTimeline(_ reports: inout [TrackReport], movie: Movie, source: some ByteSource) -> Double {
+        let reader = MovieReader(movie: movie, source: source)
+        var timeline: [CutPlan.TimelineTrack] = []
+        var places: [Int] = []
+        for (n, report) in reports.enumerated() {
+            guard let media = reader.track(id: report.trackID), media.timescale > 0,
+                  let samples = try? reader.samples(of: media), samples.count > 0 else { continue }
+            timeline.append(.init(samples: samples, presentation: reader.presentation(of: media, samples: samples),
+                                  timescale: media.timescale))
+            places.append(n)
+        }
+        guard let origin = CutPlan.timelineOrigin(of: timeline) else { return 0 }
+        let offsets = CutPlan.timelineOffsets(of: timeline)
+        for ((track, offset), place) in zip(zip(timeline, offsets), places) {
+            let timescale = Double(track.timescale)
+            reports[place].duration = max(0, track.presentation.seconds - Double(offset) / timescale)
+            reports[place].startTime = CutPlan.timelineStart(of: track).map { Double($0) / 1e9 }
+        }
+        return Double(origin) / 1e9
+    }
+
+    /// The start of each track of a regular `movie`: its empty edits, in seconds. Returns 0,
+    /// the file's start.
+    static func placeRegular(_ reports: inout [TrackReport], movie: Movie) -> Double {
+        guard movie.header.timescale > 0 else { return 0 }
+        for n in reports.indices {
+            var delay: UInt64 = 0
+            for edit in reports[n].editList {
+                guard edit.isEmpty else { break }
+                let (sum, overflow) = delay.addingReportingOverflow(edit.segmentDuration)
+                delay = overflow ? .max : sum
+            }
+            reports[n].startTime = Double(delay) / Double(movie.header.timescale)
+        }
+        return 0
     }
 
     /// What extracting audio `track` would do: plans the extraction (everything but the

@@ -13,6 +13,7 @@ enum JSON {
 
     static func optional(_ value: Int?) -> JSON { value.map(JSON.int) ?? .null }
     static func optional(_ value: String?) -> JSON { value.map(JSON.string) ?? .null }
+    static func optional(_ value: Double?) -> JSON { value.map(JSON.double) ?? .null }
     /// `dropped_tracks` of remux and package: each damaged input track left out.
     static func droppedTracks(_ tracks: [RemuxResult.DroppedTrack]) -> JSON {
         .array(tracks.map { JSON.object([("track_id", .int(Int($0.trackID))), ("reason", .string($0.reason))]) })

@@ -13,7 +13,8 @@ struct ProbeCommand: CommandRunner {
                            "probe --packets [--track-id ID] [--json] INPUT"]
     static let summary = "describe each input and its tracks, or list every packet (--packets)"
     static let details = """
-        probe INPUT... describes each INPUT and its tracks (codec, sample rate, channels, duration,
+        probe INPUT... describes each INPUT and its tracks (codec, sample rate, channels, duration
+        and start time, counted in a fragmented file on one timeline from its first track's start,
         samples, bitrate, language, enabled, rotation, whether extraction would work); with --json
         as one JSON object per input. --list INPUT... is the same.
 
@@ -87,7 +88,9 @@ enum Probe {
                      + (brands.isEmpty ? "" : " (compatible: \(brands))"))
         lines.append("layout:     moov at byte \(report.movieBoxOffset) (\(report.movieBoxSize) bytes)"
                      + (report.isFragmented ? ", fragmented" : ""))
-        lines.append("duration:   \(formatted(report.duration, digits: 3)) s")
+        lines.append("duration:   \(formatted(report.duration, digits: 3)) s"
+                     + (report.startTime > 0 ? " (from \(formatted(report.startTime, digits: 3)) s on the fragments' clock)"
+                        : ""))
         lines.append("")
         var rows = [["#", "ID", "KIND", "CODEC", "DURATION", "SAMPLES", "BITRATE", "LANG", "ENABLED", "DETAILS"]]
         for track in report.tracks {
@@ -145,6 +148,7 @@ enum Probe {
                 ("id", .int(Int(track.trackID))), ("kind", .string(track.kind)),
                 ("handler", .string(track.handlerType.description)), ("format", .string(track.format)),
                 ("codec", .string(track.codec)), ("duration", .double(track.duration)),
+                ("start_time", .optional(track.startTime)),
                 ("sample_count", .int(track.sampleCount)), ("bitrate", .int(track.bitrate)),
                 ("language", .optional(track.language)), ("enabled", .bool(track.isEnabled)),
                 ("alternate_group", .int(track.alternateGroup)),
@@ -178,7 +182,8 @@ enum Probe {
             ("file", .string(path)), ("brands", brands), ("fragmented", .bool(report.isFragmented)),
             ("moov", .object([("offset", .int(Int(clamping: report.movieBoxOffset))),
                               ("size", .int(Int(clamping: report.movieBoxSize)))])),
-            ("duration", .double(report.duration)), ("tracks", .array(tracks)),
+            ("duration", .double(report.duration)), ("start_time", .double(report.startTime)),
+            ("tracks", .array(tracks)),
             ("chapters", .array(report.chapters.map {
                 .object([("title", .string($0.title)), ("start", .double($0.start))])
             })),

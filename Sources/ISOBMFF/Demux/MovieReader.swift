@@ -206,8 +206,23 @@ public struct MovieReader<Source: ByteSource> {
     /// when its media timescale is its sample entry's rate; the edit is then in the media
     /// timescale (the presentation's ``TrackPresentation/isFromGaplessInfo``).
     public func presentation(of track: MediaTrack, samples: SampleIndex) -> TrackPresentation {
-        TrackPresentation(of: track.track, in: movie, mediaDuration: samples.totalDuration,
-                          mediaEnd: samples.presentationEnd)
+        // In fragments an edit of duration 0 presents up to the media's end: the last frame's
+        // exactly (a bound would move the file's end on the one timeline past ffprobe's).
+        guard movie.isFragmented else {
+            return TrackPresentation(of: track.track, in: movie, mediaDuration: samples.totalDuration,
+                                     mediaEnd: samples.presentationEnd)
+        }
+        let end = samples.latestPresentationEnd
+        var presentation = TrackPresentation(of: track.track, in: movie, mediaDuration: samples.totalDuration,
+                                             mediaEnd: end)
+        if presentation.edits.isEmpty, !presentation.isFromGaplessInfo, track.timescale > 0 {
+            // Without edits, a fragmented track placed by its tfdt on the clock the tracks
+            // share (``CutPlan/timelineOffsets(of:)``) presents its frames at their
+            // composition times, up to its last frame's end: a B-frame delay stays a delay,
+            // as GStreamer places it and FFmpeg's packets do.
+            presentation.seconds = Swift.max(presentation.seconds, Double(end) / Double(track.timescale))
+        }
+        return presentation
     }
 
     /// Whether `sample`'s bitstream says it is a key frame (``KeyFrameProbe``): nil when the

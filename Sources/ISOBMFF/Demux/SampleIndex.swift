@@ -125,6 +125,36 @@ public struct SampleIndex: RandomAccessCollection, Sendable {
         return overflow ? UInt64.max : end
     }
 
+    /// Where the presentation of the media ends, counted from ``firstDecodeTime``: the latest
+    /// `pts + duration` of any sample, exactly, where ``presentationEnd`` is a bound (it adds
+    /// the largest composition offset to the decode times' end, 0.08 s past the last frame of
+    /// an HLS segment whose B-frames' offsets reach 0.16 s). What ffprobe's packets end at
+    /// (`pts_time + duration_time`), and where a fragmented track's edit of duration 0 ends
+    /// (``MovieReader/presentation(of:samples:)``). Never below 0. O(k log runs), k the samples
+    /// decoded within the largest offset and duration of the end: scanned back from the
+    /// last, it stops where no earlier sample can end later.
+    public var latestPresentationEnd: UInt64 {
+        var latest: Int64 = 0
+        var position = count - 1
+        while position >= 0 {
+            let sample = self[position]
+            // Decode times of a checked table lie in [first, end] and below 2^63 in practice;
+            // clamped, so that a hostile one cannot trap.
+            let start = Int64(clamping: sample.decodeTime - firstDecodeTime)  // ≥ first: checked sums.
+            let bound = start.addingReportingOverflow(Swift.max(0, maximumOffset))
+            guard !bound.overflow else { return presentationEnd }
+            // No sample decoded at or before this one ends after this bound.
+            let reach = bound.partialValue.addingReportingOverflow(Int64(maximumDuration))
+            if !reach.overflow, reach.partialValue <= latest { break }
+            let (presented, o1) = start.addingReportingOverflow(sample.compositionOffset)
+            let (end, o2) = presented.addingReportingOverflow(Int64(sample.duration))
+            guard !o1, !o2 else { return presentationEnd }
+            latest = Swift.max(latest, end)
+            position -= 1
+        }
+        return UInt64(latest)  // ≥ 0.
+    }
+
     /// The sum of the sample durations, in the media timescale.
     public var totalDuration: UInt64 { endDecodeTime - firstDecodeTime }  // end ≥ first: checked sum.
 

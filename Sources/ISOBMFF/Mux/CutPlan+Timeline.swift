@@ -33,14 +33,7 @@ extension CutPlan {
     /// minus that, in its ticks: all 0 when every track starts at decode time 0 without an
     /// empty edit. O(tracks).
     public static func timelineOffsets(of tracks: [TimelineTrack]) -> [Int64] {
-        // Each track's start on the shared clock, in nanoseconds (exact to
-        // under a tick of any timescale up to 10^9, so converting back restores the tick).
-        let starts = tracks.map { track -> UInt64? in
-            guard let local = localStart(of: track),
-                  case (let ticks, false) = track.samples.firstDecodeTime.addingReportingOverflow(local) else { return nil }
-            return MediaTime.scale(ticks, by: 1_000_000_000, over: UInt64(track.timescale), rounding: .down)
-        }
-        guard let origin = starts.compactMap({ $0 }).min() else { return tracks.map { _ in 0 } }
+        guard let origin = timelineOrigin(of: tracks) else { return tracks.map { _ in 0 } }
         return tracks.map { track in
             guard let ticks = MediaTime.scale(origin, by: UInt64(track.timescale), over: 1_000_000_000,
                                               rounding: .nearest),
@@ -48,6 +41,23 @@ extension CutPlan {
                   case (let offset, false) = signed.subtractingReportingOverflow(first) else { return 0 }
             return offset
         }
+    }
+
+    /// Where a fragmented file's time 0 lies on the clock its tracks share, in nanoseconds:
+    /// the earliest ``timelineStart(of:)`` of `tracks` (what ``timelineOffsets(of:)`` counts
+    /// from; `probe`'s `start_time`). Nil when no track has samples. O(tracks).
+    public static func timelineOrigin(of tracks: [TimelineTrack]) -> UInt64? {
+        tracks.compactMap(timelineStart(of:)).min()
+    }
+
+    /// Where `track` starts on the clock the tracks share, in nanoseconds (exact to under a
+    /// tick of any timescale up to 10^9, so converting back restores the tick): its first
+    /// decode time plus its empty edits. Nil when that does not fit or the track has no
+    /// samples.
+    public static func timelineStart(of track: TimelineTrack) -> UInt64? {
+        guard let local = localStart(of: track),
+              case (let ticks, false) = track.samples.firstDecodeTime.addingReportingOverflow(local) else { return nil }
+        return MediaTime.scale(ticks, by: 1_000_000_000, over: UInt64(track.timescale), rounding: .down)
     }
 
     /// Where `track` starts in its own presentation (from its first decode time), in its
