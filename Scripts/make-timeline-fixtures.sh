@@ -8,7 +8,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 DIR=Fixtures/timeline
-rm -f "$DIR"/*.mp4
+rm -f "$DIR"/*.mp4 "$DIR"/*.ismv
 mkdir -p "$DIR"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -80,4 +80,13 @@ for name, track_id in (("chunk-0-00034.m4s", 1), ("chunk-1-00034.m4s", 2)):
     out += b"".join(data[b.offset:b.end] for b in boxes if b.kind in (b"sidx", b"moof", b"mdat"))
 open(target, "wb").write(out)
 PY
+
+# smooth.ismv: a Smooth Streaming-like file (FFmpeg's ismv muxer: PIFF-style fragments, every
+# track in a 10 MHz media timescale, an mfra at the end), 4 s of 23.976 fps H.264 with
+# B-frames and AAC at 44100 Hz, whose 1024-sample packets last 232199 or 232200 ticks. Cuts
+# of it wrote the audio in 10 MHz and FFmpeg decoded none of it (issue 32).
+ff -f lavfi -i "testsrc=size=64x48:rate=24000/1001" -f lavfi -i "sine=frequency=440:sample_rate=44100" -t 4 \
+    -c:v libx264 -preset ultrafast -bf 2 -g 24 -keyint_min 24 -sc_threshold 0 -pix_fmt yuv420p \
+    -c:a aac -b:a 32k -ac 1 -fflags +bitexact -flags:v +bitexact -flags:a +bitexact -map_metadata -1 -threads 1 \
+    -f ismv "$DIR/smooth.ismv"
 ls -l "$DIR"

@@ -110,6 +110,9 @@ struct AudioCutPlan {
     var movieTimescale: UInt32
     /// Whether the output gets an `iTunSMPB` item for the cut (the whole extraction has one).
     var setsGaplessItem: Bool
+    /// The copy counted in its sample rate where the track's timescale is another
+    /// (``SampleRateTimescale``); nil to keep the track's.
+    var retimed: SampleRateTimescale?
 }
 
 /// The output of an extraction, planned as a ``MovieWriter`` holds it: `ftyp`, a `moov`
@@ -174,7 +177,7 @@ struct ExtractedMovie {
         guard movieTimescale > 0, media.timescale > 0 else {
             throw RemuxError(.invalidInput, "\(track.path): the movie or media timescale is 0")
         }
-        let editList = cut.map { EditListBox(entries: $0.plan.edits) }
+        let editList = cut.map { EditListBox(entries: $0.retimed?.edits($0.plan.edits) ?? $0.plan.edits) }
             ?? track.editList.flatMap { $0.entries.isEmpty ? nil : $0 }
             ?? EditListBox(entries: [
                 .init(segmentDuration: rescaleRoundingUp(mediaDuration, from: media.timescale, to: movieTimescale) ?? 0,
@@ -206,7 +209,8 @@ struct ExtractedMovie {
         }
 
         var audio = TrackDescription(handler: HandlerBox(handlerType: .soun, name: "SoundHandler"),
-                                     timescale: media.timescale, language: media.language, sampleEntries: entries,
+                                     timescale: cut?.retimed?.rate ?? media.timescale, language: media.language,
+                                     sampleEntries: entries,
                                      mediaInformationHeader: SoundMediaHeaderBox(
                                          balance: track.soundMediaHeader?.balance ?? 0).serialized)
         audio.userData = extras.trackUserData
@@ -234,7 +238,8 @@ struct ExtractedMovie {
                     // iTunSMPB as the cut's edit list says it: priming = its media time, the
                     // valid samples = the range, the padding = what follows.
                     let priming = editList.entries.first { !$0.isEmpty }.map { UInt64(clamping: $0.mediaTime) } ?? 0
-                    let presented = cut.plan.presentedTicks
+                    let presented = cut.retimed.flatMap { rescale(cut.plan.presentedTicks, from: $0.timescale, to: $0.rate) }
+                        ?? cut.plan.presentedTicks
                     let (used, overflow) = priming.addingReportingOverflow(presented)
                     writer.userData = Metadata.userData(writer.userData, settingGapless: priming,
                                                         padding: !overflow && used <= ticks ? ticks - used : 0,
@@ -299,6 +304,7 @@ struct ExtractedMovie {
         var ticks: UInt64 = 0
         while position < range.upperBound, var sample = iterator.next() {
             if preRoll.contains(position) { sample.isSync = false }
+            if let retimed = cut.retimed { sample.duration = retimed.durations[position - range.lowerBound] }
             sample.descriptionIndex = entry(sample.descriptionIndex)
             try writer.append(sample, from: 0, to: track)
             ticks &+= UInt64(sample.duration)  // A checked table's total fits in 64 bits.

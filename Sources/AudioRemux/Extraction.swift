@@ -133,9 +133,10 @@ struct Extraction {
         self.outputTimescale = outputTimescale
         var cut: AudioCutPlan?
         if let range = options.range {
-            cut = try Self.cutPlan(range, of: track, in: movie, table: table, presentation: presentation,
-                                   preRoll: preRoll, gaplessTimescale: outputTimescale,
-                                   setsGaplessItem: keepsGaplessItem, timelineOffset: timelineOffset, name: name)
+            cut = Self.retimed(try Self.cutPlan(range, of: track, in: movie, table: table, presentation: presentation,
+                                                preRoll: preRoll, gaplessTimescale: outputTimescale,
+                                                setsGaplessItem: keepsGaplessItem, timelineOffset: timelineOffset,
+                                                name: name), timescale: track.mediaHeader.timescale, codec: codec)
         }
         cutNotes = cut.map(Self.notes(of:)) ?? []
         output = try ExtractedMovie(movie: movie, track: track, table: table, entries: entries,
@@ -150,9 +151,10 @@ struct Extraction {
     /// - Throws: ``RemuxError``: `.invalidArgument` when the track presents nothing in the
     ///   range, `.unsupportedInput` when its edit list cannot be cut (``CutPlan/Failure``).
     func cut(_ range: CutRange, name: String) throws -> Extraction {
-        let plan = try Self.cutPlan(range, of: track, in: movie, table: table, presentation: presentation,
-                                    preRoll: preRoll, gaplessTimescale: outputTimescale,
-                                    setsGaplessItem: keepsGaplessItem, timelineOffset: timelineOffset, name: name)
+        let plan = Self.retimed(try Self.cutPlan(range, of: track, in: movie, table: table, presentation: presentation,
+                                                 preRoll: preRoll, gaplessTimescale: outputTimescale,
+                                                 setsGaplessItem: keepsGaplessItem, timelineOffset: timelineOffset,
+                                                 name: name), timescale: track.mediaHeader.timescale, codec: codec)
         var cut = self
         cut.cutNotes = Self.notes(of: plan)
         cut.output = try ExtractedMovie(movie: movie, track: track, table: table, entries: entries,
@@ -178,10 +180,12 @@ struct Extraction {
         return CutPlan.timelineOffsets(of: timeline)[chosen]
     }
 
-    /// What the user may want to know of a cut: its edits rounded in the output's timescale.
+    /// What the user may want to know of a cut: its edits rounded in the output's timescale,
+    /// its timescale changed to the sample rate.
     static func notes(of cut: AudioCutPlan) -> [String] {
-        guard cut.plan.editRounding > 0 else { return [] }
-        return ["the edits count in a movie timescale of \(cut.movieTimescale), not a multiple of the track's: "
+        let retimed = cut.retimed.map { [$0.note(track: nil)] } ?? []
+        guard cut.plan.editRounding > 0 else { return retimed }
+        return retimed + ["the edits count in a movie timescale of \(cut.movieTimescale), not a multiple of the track's: "
                 + "rounded by up to \(Remux.formatMicroseconds(cut.plan.editRounding)) µs"]
     }
 

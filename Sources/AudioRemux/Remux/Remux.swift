@@ -302,6 +302,9 @@ public enum Remux {
             // the container marked sync that the bitstream refused.
             var preRollFollowers = 0..<0
             var editRounding = 0.0
+            // A cut's audio counted in its sample rate where its timescale is another one
+            // (``SampleRateTimescale``: FFmpeg skips an edit's media time as samples).
+            var retimed: SampleRateTimescale?
             if let cut = options.range {
                 let preRoll = PreRoll(track: track, sampleGroups: boxes?.sampleGroupDescriptions ?? [],
                                       hasSyncTable: track.kind != .audio && boxes?.syncSamples != nil)
@@ -355,6 +358,17 @@ public enum Remux {
                 seconds = Double(plan.presentedTicks) / Double(track.timescale)
                 presentedTicks = plan.presentedTicks
                 anyPresented = true
+                if track.kind == .audio, let entry = track.track.sampleDescriptions.entries.first,
+                   let codec = try? AudioCodec(entry: entry, quickTimeLayout: movie.usesQuickTimeLayout),
+                   let retiming = SampleRateTimescale(copying: range, of: samples, timescale: track.timescale,
+                                                      rate: codec.sampleRate),
+                   let mapped = retiming.edits(plan.edits),
+                   let ticks = rescale(plan.presentedTicks, from: track.timescale, to: retiming.rate) {
+                    retimed = retiming
+                    edits = mapped
+                    presentedTicks = ticks
+                    notes.append(retiming.note(track: track.id))
+                }
             } else {
                 // The edits as the one presentation rule reads them (an edit made from
                 // iTunSMPB too), in the output's movie timescale; none when it presents the
@@ -383,6 +397,7 @@ public enum Remux {
                 // It is a header field: nothing is sized or walked by it.
                 description.mediaDuration = track.track.mediaHeader.duration
             }
+            if let retimed { description.timescale = retimed.rate }
             let id = try writer.addTrack(description)
             newIDs[track.id] = id
             try writer.setEdits(edits, for: id)
@@ -402,6 +417,7 @@ public enum Remux {
                 // the packet presenting `from` and decoded its first frames cold. Every
                 // other sample keeps its flag, so seeking elsewhere is unchanged.
                 if preRollFollowers.contains(range.lowerBound + copied) { sample.isSync = false }
+                if let retimed { sample.duration = retimed.durations[copied] }
                 try writer.append(sample, from: 0, to: id)
                 copied += 1
                 if sample.size == 0 { empty += 1 }
@@ -415,7 +431,7 @@ public enum Remux {
             }
             var written = RemuxResult.Track(inputID: track.id, outputID: id, format: track.format?.description ?? "?",
                                             sampleCount: copied, seconds: seconds)
-            written.timescale = track.timescale
+            written.timescale = retimed?.rate ?? track.timescale
             written.mediaTicks = ticks
             written.skippedTicks = edits?.first { !$0.isEmpty }.map { UInt64(clamping: $0.mediaTime) } ?? 0
             written.presentedTicks = presentedTicks
