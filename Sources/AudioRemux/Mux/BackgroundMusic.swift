@@ -298,8 +298,13 @@ struct MuxPlan {
         // left out with a warning and the rest muxed as if it were not there (issue 32); when
         // every video track is damaged, the first one's damage is the error, as before.
         var damaged = Set<UInt32>()
+        // The indexes the check built, by track ID: each video track's is copied below, not
+        // built again.
+        var indexes: [UInt32: SampleIndex] = [:]
         for track in reader.tracks where track.kind == .video || (track.kind == .audio && options.keepOriginalAudio) {
-            guard let damage = reader.damage(of: track) else { continue }
+            let inspection = reader.inspection(of: track)
+            if let samples = inspection.samples, track.kind == .video { indexes[track.id] = samples }
+            guard let damage = inspection.damage else { continue }
             damaged.insert(track.id)
             let dropped = RemuxResult.DroppedTrack(track, damage: damage)
             droppedTracks.append(dropped)
@@ -312,7 +317,7 @@ struct MuxPlan {
         // video track's presented length is the goal.
         var videoTicks: UInt64 = 0
         for (n, track) in videoTracks.enumerated() {
-            let samples = try BackgroundMusic.blaming(video: videoPath) {
+            let samples = try indexes[track.id] ?? BackgroundMusic.blaming(video: videoPath) {
                 try BackgroundMusic.converted { try reader.samples(of: track) }
             }
             let presentation = reader.presentation(of: track, samples: samples)

@@ -75,15 +75,22 @@ public struct MovieReader<Source: ByteSource> {
     /// `moov`. Nil for an intact track, and for a track of a file cut short, whose damage is
     /// the file's (``wholeSamples(of:)``). Costs what ``samples(of:)`` costs.
     public func damage(of track: MediaTrack) -> ISOBMFFError? {
+        inspection(of: track).damage
+    }
+
+    /// ``damage(of:)`` and the samples it built to find it (``samples(of:)``), so that a
+    /// caller that goes on to copy an intact track does not build its index twice: `samples`
+    /// where they read, nil where `damage` says why or the file is cut short (then
+    /// ``samples(of:)`` throws what it threw). Costs what ``samples(of:)`` costs.
+    public func inspection(of track: MediaTrack) -> (samples: SampleIndex?, damage: ISOBMFFError?) {
         do {
-            _ = try samples(of: track)
-            return nil
+            return (try samples(of: track), nil)
         } catch let error as ISOBMFFError {
-            if error.code == .endOfFile { return nil }
-            if track.problem == nil, (try? wholeSamples(of: track))?.truncation != nil { return nil }
-            return error
+            if error.code == .endOfFile { return (nil, nil) }
+            if track.problem == nil, (try? wholeSamples(of: track))?.truncation != nil { return (nil, nil) }
+            return (nil, error)
         } catch {
-            return nil  // samples(of:) throws ISOBMFFError only.
+            return (nil, nil)  // samples(of:) throws ISOBMFFError only.
         }
     }
 
