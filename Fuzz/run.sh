@@ -51,7 +51,8 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-quarantine_size_mb=16}"
 symbolizer="$(dirname "$(command -v swiftc)")/llvm-symbolizer"
 [[ -x $symbolizer ]] && export ASAN_SYMBOLIZER_PATH="${ASAN_SYMBOLIZER_PATH:-$symbolizer}"
 
-swift_flags=(-swift-version 6 -parse-as-library -O -g -sanitize=fuzzer,address -use-ld=lld)
+# -package-name: the library uses `package` access (hexDigits), as SwiftPM builds it.
+swift_flags=(-swift-version 6 -parse-as-library -O -g -sanitize=fuzzer,address -use-ld=lld -package-name extract_audio)
 
 sources() { find "$repo/$1" -name '*.swift' | sort; }
 

@@ -15,6 +15,10 @@ cd "$(dirname "$0")/.."
 swift build --build-tests >/dev/null  # the modules the others import
 modules=$(swift build --show-bin-path)/Modules
 csystem=$(swift build --show-bin-path)/CSystem.build/module.modulemap
+# The modules use `package` access across each other: the name must be the one SwiftPM built
+# them with (the root package's identity, its folder's name lowercased), read from its plan.
+package_name=$(grep -aoE -m1 -- '-package-name","[^"]+"' .build/debug.yaml 2>/dev/null | sed -E 's/.*","(.*)"$/\1/' || true)
+[ -n "$package_name" ] || package_name=$(basename "$PWD" | tr '[:upper:]' '[:lower:]')
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -26,7 +30,7 @@ check() {
     shift 2
     local files
     mapfile -t files < <(find "$folder" -name '*.swift' | sort)
-    if ! swiftc -dump-ast -swift-version 6 -module-name "$module" -I "$modules" \
+    if ! swiftc -dump-ast -swift-version 6 -module-name "$module" -package-name "$package_name" -I "$modules" \
         -Xcc -fmodule-map-file="$csystem" "$@" "${files[@]}" >"$work/$module.ast" 2>&1; then
         echo "FAIL $module: swiftc -dump-ast failed:"; grep -a 'error:' "$work/$module.ast" | head -n 20
         failed=$((failed + 1))

@@ -11,11 +11,8 @@ enum Metadata {
     /// padding to drop: priming, padding and the original sample count, in hexadecimal,
     /// among zero fields, as iTunes writes it.
     static func gaplessText(priming: UInt64, padding: UInt64, sampleCount: UInt64) -> String {
-        func hex(_ value: UInt64, _ digits: Int) -> String {
-            let text = String(value, radix: 16, uppercase: true)
-            return String(repeating: "0", count: max(0, digits - text.count)) + text
-        }
-        return " 00000000 \(hex(priming, 8)) \(hex(padding, 8)) \(hex(sampleCount, 16))"
+        " 00000000 \(priming.hexDigits(8, uppercase: true)) \(padding.hexDigits(8, uppercase: true)) "
+            + "\(sampleCount.hexDigits(16, uppercase: true))"
             + String(repeating: " 00000000", count: 8)
     }
 

@@ -75,7 +75,7 @@ public struct TagChanges: Sendable, Equatable {
     /// The error for a cover (`name`: its path, or how to call it) that is neither a JPEG nor
     /// a PNG: it says what the bytes start with.
     static func notAnImage(_ name: String, starting head: [UInt8]) -> RemuxError {
-        let start = head.prefix(4).map(hex).joined(separator: " ")
+        let start = head.prefix(4).map { $0.hexDigits(uppercase: true) }.joined(separator: " ")
         return RemuxError(.unsupportedInput, "\(name) is neither a JPEG nor a PNG image (it starts with "
                           + "\(start.isEmpty ? "nothing: it is empty" : start)); covers must be one of those")
     }

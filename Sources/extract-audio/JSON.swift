@@ -1,4 +1,5 @@
 import AudioRemux
+import ISOBMFF
 
 /// A minimal JSON writer (the CLI avoids Foundation to start fast).
 enum JSON {
@@ -73,8 +74,7 @@ enum JSON {
             case "\r": result += "\\r"
             case "\t": result += "\\t"
             case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                result += "\\u" + scalar.value.hexDigits(4)
             default: result.unicodeScalars.append(scalar)
             }
         }

@@ -134,8 +134,8 @@ struct AudioCodec: Sendable {
         case _ where Self.aacObjectTypeIndications.contains(objectType):
             kind = .aac
         default:
-            throw RemuxError(.unsupportedCodec, "unsupported codec 'mp4a' with object type 0x\(hex(objectType)): "
-                             + "it cannot be stream-copied into M4A")
+            throw RemuxError(.unsupportedCodec, "unsupported codec 'mp4a' with object type "
+                             + "0x\(objectType.hexDigits(uppercase: true)): it cannot be stream-copied into M4A")
         }
         if let info = descriptor.decoderSpecificInfo, !info.isEmpty {
             guard let parsed = try? AudioSpecificConfig(parsing: info) else {
@@ -202,7 +202,7 @@ struct AudioCodec: Sendable {
             if descriptor.objectTypeIndication == 0x40 || assumedConfig != nil, let config {
                 return "mp4a.40.\(config.signalledObjectType)"
             }
-            return "mp4a.\(hex(descriptor.objectTypeIndication))"
+            return "mp4a.\(descriptor.objectTypeIndication.hexDigits(uppercase: true))"
         default:
             return entry.format.description
         }
@@ -227,9 +227,4 @@ struct AudioCodec: Sendable {
                                          sampleSize: entry.sampleSize == 0 ? 16 : entry.sampleSize,
                                          sampleRate: UInt32(clamping: sampleRate), children: [box])
     }
-}
-
-func hex(_ byte: UInt8) -> String {
-    let digits = Array("0123456789ABCDEF")
-    return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
 }

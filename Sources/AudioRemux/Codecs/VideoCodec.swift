@@ -28,8 +28,3 @@ enum VideoCodec {
         try? VisualSampleEntry(parsing: SampleDescriptionBox.Entry(format: format, bytes: entry))
     }
 }
-
-func hex2(_ byte: UInt8) -> String {
-    let text = String(byte, radix: 16)
-    return text.count == 1 ? "0" + text : text
-}

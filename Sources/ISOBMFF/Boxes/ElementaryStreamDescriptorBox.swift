@@ -96,7 +96,8 @@ public struct ElementaryStreamDescriptorBox: Box {
         }
         guard length <= reader.remaining else {
             throw reader.error(.invalidValue,
-                               "descriptor 0x\(hex(tag)) claims \(length) bytes, only \(reader.remaining) remain",
+                               "descriptor 0x\(tag.hexDigits()) claims \(length) bytes, only \(reader.remaining) "
+                                   + "remain",
                                at: start)
         }
         return try reader.subReader(count: length)

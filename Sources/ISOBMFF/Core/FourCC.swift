@@ -74,16 +74,11 @@ public struct FourCC: Hashable, Sendable, CustomStringConvertible, ExpressibleBy
             if byte >= 0x20 && byte < 0x7F || byte == 0xA9 {
                 text.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
-                text += "\\x" + hex(byte)
+                text += "\\x" + byte.hexDigits()
             }
         }
         return text
     }
-}
-
-func hex(_ byte: UInt8) -> String {
-    let digits = Array("0123456789abcdef")
-    return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
 }
 
 /// The box, brand and handler types this package knows by name.

@@ -109,9 +109,11 @@ public struct ImageCheck: Sendable {
         case .jpegStart: return "it does not start with SOI"
         case .jpegMarker: return "no marker at byte \(position) (expected after the segment before it)"
         case .jpegFill: return "it ends in a marker"
-        case .jpegLength(let marker, _, _): return "the segment of marker FF\(Self.hex(marker)) is cut short"
+        case .jpegLength(let marker, _, _):
+            return "the segment of marker FF\(marker.hexDigits(uppercase: true)) is cut short"
         case .jpegSegment(let marker, _):
-            return "the segment of marker FF\(Self.hex(marker)) at byte \(segmentStart) runs past the data"
+            return "the segment of marker FF\(marker.hexDigits(uppercase: true)) at byte \(segmentStart) runs past "
+                + "the data"
         case .jpegScan: return sawEndOfImage ? nil : "no EOI after the scan"
         case .pngSignature: return "it does not start with PNG's signature"
         case .pngHeader(let have) where have == 0: return "no IEND chunk"
@@ -158,7 +160,7 @@ public struct ImageCheck: Sendable {
             let length = UInt64(high) << 8 | UInt64(byte)
             segmentStart = at
             guard length >= 2 else {
-                fail("the segment of marker FF\(Self.hex(marker)) at byte \(at) runs past the data")
+                fail("the segment of marker FF\(marker.hexDigits(uppercase: true)) at byte \(at) runs past the data")
                 return
             }
             if (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker) { sawFrame = true }
@@ -229,11 +231,6 @@ public struct ImageCheck: Sendable {
     /// A JPEG segment read to its end: the scan's entropy-coded data follows SOS.
     private mutating func endSegment(_ marker: UInt8) {
         state = marker == 0xDA ? .jpegScan(previousFF: false) : .jpegMarker
-    }
-
-    private static func hex(_ byte: UInt8) -> String {
-        let digits = Array("0123456789ABCDEF")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
     }
 }
 

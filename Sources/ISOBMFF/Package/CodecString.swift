@@ -34,7 +34,7 @@ public enum CodecString {
                       let config = try? AudioSpecificConfig(parsing: info) else { return nil }
                 return "mp4a.40.\(config.signalledObjectType)"
             }
-            return "mp4a." + hex(descriptor.objectTypeIndication, uppercase: true)
+            return "mp4a." + descriptor.objectTypeIndication.hexDigits(uppercase: true)
         case "ac-3", "ec-3", "Opus", "fLaC", "alac":
             return name
         default:
@@ -50,7 +50,7 @@ public enum CodecString {
         switch (name, box.type.description) {
         case ("avc1", "avcC"), ("avc3", "avcC"):
             guard record.count >= 4 else { return nil }
-            return name + "." + record[1...3].map { hex($0, uppercase: false) }.joined()
+            return name + "." + record[1...3].map { $0.hexDigits() }.joined()
         case ("hvc1", "hvcC"), ("hev1", "hvcC"):
             guard record.count >= 13 else { return nil }
             let space = ["", "A", "B", "C"][Int(record[1] >> 6)]
@@ -61,8 +61,9 @@ public enum CodecString {
             let tier = record[1] & 0x20 != 0 ? "H" : "L"
             var constraints = Array(record[6..<12])
             while let last = constraints.last, last == 0 { constraints.removeLast() }
-            let suffix = constraints.map { String($0, radix: 16, uppercase: true) }.joined(separator: ".")
-            return "\(name).\(space)\(profile).\(String(reversed, radix: 16, uppercase: true)).\(tier)\(record[12])"
+            // Without leading zeros, as the codecs parameter spells these fields.
+            let suffix = constraints.map { $0.hexDigits(1, uppercase: true) }.joined(separator: ".")
+            return "\(name).\(space)\(profile).\(reversed.hexDigits(1, uppercase: true)).\(tier)\(record[12])"
                 + (suffix.isEmpty ? "" : "." + suffix)
         case ("av01", "av1C"):
             // marker/version, then seq_profile (3) seq_level_idx_0 (5), then seq_tier_0,
@@ -80,11 +81,6 @@ public enum CodecString {
         default:
             return nil
         }
-    }
-
-    static func hex(_ byte: UInt8, uppercase: Bool) -> String {
-        let text = String(byte, radix: 16, uppercase: uppercase)
-        return text.count == 1 ? "0" + text : text
     }
 
     static func twoDigits(_ value: Int) -> String {
