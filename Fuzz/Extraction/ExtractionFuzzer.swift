@@ -9,9 +9,10 @@ import Glibc
 import Darwin
 #endif
 
-/// A thrown ``RemuxError`` is the expected outcome for most inputs; only a trap, a hang, a
-/// huge allocation or an error of another type is a finding. A truncated input is
-/// extracted a second time with salvage on, which takes the other path through the tables.
+/// A thrown ``RemuxError`` is the expected outcome for most inputs (the only error the
+/// recipe can throw: typed throws); a trap, a hang or a huge allocation is a finding. A
+/// truncated input is extracted a second time with salvage on, which takes the other path
+/// through the tables.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzExtraction(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let bytes = data.map { [UInt8](UnsafeBufferPointer(start: $0, count: count)) } ?? []
@@ -25,7 +26,7 @@ public func fuzzExtraction(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
 /// Extracts into memory and returns the error code, if any.
 func extract(_ source: MemoryByteSource, options: ExtractionOptions) -> RemuxError.Code? {
     var sink = MemoryByteSink()
-    do {
+    do throws(RemuxError) {
         let result = try AudioExtractor.extract(from: source, to: &sink, options: options)
         // The planned size is what was written.
         guard UInt64(sink.data.count) == result.bytesWritten else {
@@ -54,11 +55,9 @@ func extract(_ source: MemoryByteSource, options: ExtractionOptions) -> RemuxErr
             fatalError("the output does not parse: \(error)")
         }
         return nil
-    } catch let error as RemuxError {
+    } catch {
         if getenv("FUZZ_VERBOSE") != nil { print("extraction: \(error.code): \(error)") }
         return error.code
-    } catch {
-        fatalError("unexpected error type \(type(of: error)): \(error)")
     }
 }
 
