@@ -80,7 +80,8 @@ extension TagFile.Layout {
     /// types 13 and 14, at least ``keptCoverSize`` bytes) of its first
     /// `udta/meta/ilst/covr` left in the file, the sizes of `moov`, `udta`, `meta`, `ilst`,
     /// `covr` and those `data` boxes made smaller by what they lost, and where those bytes
-    /// are: what `TagRewritePlan.splicing` puts back as `.image` pieces, so that an edit
+    /// are (the boxes ``UserDataBox/CoverBoxes`` finds, the rule `TagRewritePlan.splicing`
+    /// shares): what splicing puts back as `.image` pieces, so that an edit
     /// keeping the covers holds none of them (issue 28). Reads headers, then the `moov`
     /// but for those bytes. Nil (the `moov` is then read whole) for anything else: no such
     /// cover, a 64-bit or size-0 header on the way, a box that does not fit its parent, or
@@ -88,42 +89,9 @@ extension TagFile.Layout {
     /// reading them again), so that what is written is the file's `moov` byte for byte.
     static func movieBoxLeavingCovers(_ input: any ByteSource, _ moov: BoxHeader) throws
         -> (bytes: [UInt8], covers: [(dataBox: Int, offset: UInt64, count: UInt64)])? {
-        /// The boxes filling `start..<end` of the file, from their headers; nil when one does
-        /// not fit or has a 64-bit or size-0 header.
-        func children(_ start: UInt64, _ end: UInt64) throws -> [BoxHeader]? {
-            var boxes: [BoxHeader] = []
-            var offset = start
-            while offset < end {
-                let available = end - offset
-                guard available >= 8, boxes.count < Limits.maximumMetadataItems else { return nil }
-                let bytes = try input.bytes(at: offset, count: Int(min(available, 16)))
-                var reader = ByteReader(bytes, fileOffset: offset)
-                guard let header = try? BoxHeader(parsing: &reader, available: available, parentPath: ""),
-                      header.headerSize == 8, !header.extendsToEnd, header.size >= 8, header.end <= end else {
-                    return nil
-                }
-                boxes.append(header)
-                offset = header.end
-            }
-            return boxes
-        }
-        guard moov.headerSize == 8, !moov.extendsToEnd,
-              let inMoov = try children(moov.offset + 8, moov.end),
-              let udta = inMoov.first(where: { $0.type == "udta" }),
-              let inUdta = try children(udta.offset + 8, udta.end),
-              let meta = inUdta.first(where: { $0.type == "meta" }), meta.size >= 16 else { return nil }
-        // As CopiedBoxSanitizer.metaChildren: a meta whose payload starts with hdlr is a plain
-        // box (QuickTime's), else a full box (version and flags first). A wrong guess fails
-        // the check at the end.
-        let start = try input.bytes(at: meta.offset + 8, count: 8)
-        let metaStart = meta.offset + (start[4...].elementsEqual("hdlr".utf8) ? 8 : 12)
-        guard let inMeta = try children(metaStart, meta.end),
-              let ilst = inMeta.first(where: { $0.type == "ilst" }),
-              let items = try children(ilst.offset + 8, ilst.end),
-              let covr = items.first(where: { $0.type == "covr" }),
-              let inCovr = try children(covr.offset + 8, covr.end) else { return nil }
+        guard let found = try UserDataBox.CoverBoxes(movie: moov, in: input) else { return nil }
         var covers: [(dataBox: Int, offset: UInt64, count: UInt64)] = []
-        for (n, data) in inCovr.filter({ $0.type == "data" }).enumerated() where data.size >= 16 + keptCoverSize {
+        for (n, data) in found.dataBoxes.enumerated() where data.size >= 16 + keptCoverSize {
             let type = try input.bytes(at: data.offset + 8, count: 4)
             guard type[1] == 0, type[2] == 0, type[3] == 13 || type[3] == 14 else { continue }
             covers.append((n, data.offset + 16, data.size - 16))
@@ -139,10 +107,10 @@ extension TagFile.Layout {
         }
         bytes += try input.bytes(at: at, count: Int(moov.end - at))
         func setSize(_ size: UInt64, at position: UInt64) {
-            let at = Int(position)  // Inside `bytes`, a header the walk above read.
+            let at = Int(position)  // Inside `bytes`, a header CoverBoxes read.
             for i in 0..<4 { bytes[at + i] = UInt8(truncatingIfNeeded: size >> (24 - 8 * UInt64(i))) }
         }
-        for box in [moov, udta, meta, ilst, covr] { setSize(box.size - removed, at: box.offset - moov.offset) }
+        for box in found.path { setSize(box.size - removed, at: box.offset - moov.offset) }
         var before: UInt64 = 0
         for cover in covers {
             setSize(16, at: cover.offset - 16 - moov.offset - before)

@@ -38,3 +38,29 @@ public enum BoxWalker {
         }
     }
 }
+
+extension BoxWalker {
+    /// The boxes that fill `range` of `source` exactly, in order, read from their headers
+    /// alone (their payloads, however large, are not read): the one query by which box
+    /// lists are walked without holding them, as tag edits walk `moov` to leave the covers
+    /// in the file. Nil when a box does not fit the range, when the range ends in fewer
+    /// bytes than a header, or past `limit` boxes.
+    public static func children(in source: some ByteSource, filling range: Range<UInt64>,
+                                limit: Int = Limits.maximumMetadataItems) throws -> [BoxHeader]? {
+        var boxes: [BoxHeader] = []
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let available = range.upperBound - offset
+            guard available >= 8, boxes.count < limit else { return nil }
+            // 24 bytes: a 32-bit size and a type, and a uuid's extended type (§ 4.2).
+            let bytes = try source.bytes(at: offset, count: Int(min(available, 24)))
+            var reader = ByteReader(bytes, fileOffset: offset)
+            guard let header = try? BoxHeader(parsing: &reader, available: available, parentPath: "") else {
+                return nil
+            }
+            boxes.append(header)
+            offset = header.end
+        }
+        return boxes
+    }
+}

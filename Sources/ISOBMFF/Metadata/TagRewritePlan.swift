@@ -278,50 +278,34 @@ public struct TagRewritePlan: Sendable {
     /// `moov` as pieces with the streamed `images` spliced in: each one's bytes follow the
     /// (empty) `data` box it names in the first `udta/meta/ilst/covr`, and the sizes of
     /// `moov`, `udta`, `meta`, `ilst`, `covr` and that `data` box grow by what goes inside
-    /// them (32-bit sizes past 4 GiB are refused, `.limitExceeded`). The one walk that
-    /// finds them is the path ItemList's writer built (a `meta` full box or not, as kept).
+    /// them (32-bit sizes past 4 GiB are refused, `.limitExceeded`). The boxes are found by
+    /// the rule that left the covers out of the file's `moov` (``UserDataBox/CoverBoxes``).
     public static func splicing(_ moov: [UInt8], images: [StreamedImage]) throws -> [Piece] {
         guard !images.isEmpty else { return [.write(moov)] }
         let path = "moov/udta/meta/ilst/covr"
         func missing(_ what: String) -> ISOBMFFError {
             ISOBMFFError(.missingBox, "no \(what) for the streamed covers", path: path, offset: 0)
         }
-        func first(_ type: FourCC, in payload: ByteReader, depth: Int) throws -> (BoxHeader, ByteReader)? {
-            var children = payload
-            while let (child, body) = try children.readBox(depth: depth) {
-                if child.type == type { return (child, body) }
-            }
-            return nil
-        }
         var reader = ByteReader(moov)
-        guard let (moovBox, moovPayload) = try reader.readBox(depth: 1), moovBox.type == "moov" else {
-            throw missing("moov")
+        guard let (moovBox, _) = try reader.readBox(depth: 1),
+              let covers = try UserDataBox.CoverBoxes(movie: moovBox, in: MemoryByteSource(moov)) else {
+            throw missing(path)
         }
-        guard let (udta, udtaPayload) = try first("udta", in: moovPayload, depth: 2) else { throw missing("udta") }
-        guard let (meta, metaPayload) = try first("meta", in: udtaPayload, depth: 3),
-              let metaChildren = CopiedBoxSanitizer.metaChildren(metaPayload) else { throw missing("meta") }
-        guard let (ilst, ilstPayload) = try first("ilst", in: metaChildren, depth: 4) else { throw missing("ilst") }
-        guard let (covr, covrPayload) = try first("covr", in: ilstPayload, depth: 5) else { throw missing("covr") }
-        var dataBoxes: [BoxHeader] = []
-        var children = covrPayload
-        while let (child, _) = try children.readBox(depth: 6) {
-            if child.type == "data" { dataBoxes.append(child) }
-        }
+        let dataBoxes = covers.dataBoxes
         var bytes = moov
         func grow(_ box: BoxHeader, by count: UInt64) throws {
-            let at = Int(box.offset)  // Inside `bytes`: the reader is over them.
+            let at = Int(box.offset)  // Inside `bytes`: CoverBoxes read it there.
             let size = box.size + count
-            if box.headerSize == 8, !box.extendsToEnd, let small = UInt32(exactly: size) {
+            // CoverBoxes finds only 32-bit headers.
+            if let small = UInt32(exactly: size) {
                 for i in 0..<4 { bytes[at + i] = UInt8(truncatingIfNeeded: small >> (24 - 8 * UInt32(i))) }
-            } else if box.headerSize >= 16, !box.extendsToEnd {
-                for i in 0..<8 { bytes[at + 8 + i] = UInt8(truncatingIfNeeded: size >> (56 - 8 * UInt64(i))) }
             } else {
                 throw ISOBMFFError(.limitExceeded, "\(box.path) of \(size) bytes does not fit its size field",
                                    path: box.path, offset: box.offset)
             }
         }
         let sum = try total(of: images)
-        for box in [moovBox, udta, meta, ilst, covr] { try grow(box, by: sum) }
+        for box in covers.path { try grow(box, by: sum) }
         var order = Array(images.indices)
         order.sort { images[$0].dataBox < images[$1].dataBox }
         var pieces: [Piece] = []
