@@ -104,7 +104,8 @@ func rewritePlan(_ bytes: [UInt8]) {
     // and the plan's chapter mdat run on the fuzzed moov too.
     var removed = Set<UInt32>()
     var lastID: UInt32 = 0
-    if let movie = try? Movie(reading: MemoryByteSource(bytes)) {
+    let movie = try? Movie(reading: MemoryByteSource(bytes))
+    if let movie {
         for track in movie.tracks {
             lastID = max(lastID, track.trackID)
             if ["text", "sbtl"].contains(track.handlerType) { removed.insert(track.trackID) }
@@ -112,7 +113,7 @@ func rewritePlan(_ bytes: [UInt8]) {
     }
     let chapterTrack = try? ChapterTrack(chapters: [Chapter(title: "One", start: 0), Chapter(title: "Two", start: 1)],
                                          endingAt: 2)
-    let change = ChapterTrack.Change(removedTracks: removed, track: chapterTrack,
+    let change = ChapterTrack.Change(tracks: movie?.tracks ?? [], removedTracks: removed, track: chapterTrack,
                                      trackID: lastID < UInt32.max - 1 ? lastID + 1 : 1)
     do {
         _ = try TagRewritePlan.inPlaceEdit(boxes: boxes, movieBox: movieBox, userData: userData, chapters: change)

@@ -107,7 +107,8 @@ public enum TagFile {
             let movie = try parse { try Movie(reading: input) }
             let removed = Set(Track.chapterTracks(in: movie.tracks).map(\.trackID))
             guard let chapters else {
-                change = removed.isEmpty ? nil : ChapterTrack.Change(removedTracks: removed, track: nil, trackID: 0)
+                change = removed.isEmpty ? nil : ChapterTrack.Change(tracks: movie.tracks, removedTracks: removed,
+                                                                     track: nil, trackID: 0)
                 self.userData = NeroChapters.userData(userData, replacingWith: nil)
                 self.chapters = []
                 return
@@ -128,7 +129,7 @@ public enum TagFile {
             }
             let claimed = movie.header.nextTrackID
             let id = claimed > last + 1 && claimed < UInt32.max - 1 ? claimed : last + 1
-            change = ChapterTrack.Change(removedTracks: removed, track: track, trackID: id)
+            change = ChapterTrack.Change(tracks: movie.tracks, removedTracks: removed, track: track, trackID: id)
             self.chapters = track.chapters
             let nero = NeroChapters(fitting: track.chapters)
             self.userData = NeroChapters.userData(userData, replacingWith: nero)

@@ -8,7 +8,8 @@
 ///
 /// The one writer of chapter tracks: extraction, remux and mux give it to ``MovieWriter``
 /// (``description``, ``samples``, ``durations``, ``edits(movieTimescale:)``); `tag` splices
-/// it into an existing `moov` (``movieBox(_:removingTracks:adding:trackID:chunkOffset:largeOffsets:)``).
+/// it into an existing `moov`
+/// (``movieBox(_:removingTracks:chapterLists:adding:trackID:chunkOffset:largeOffsets:)``).
 public struct ChapterTrack: Sendable, Equatable {
     /// The media timescale: milliseconds, the resolution of chapter lists (mp4chaps,
     /// FFmpeg's default). Starts are rounded to it, in both forms alike.
@@ -206,10 +207,12 @@ public struct ChapterTrack: Sendable, Equatable {
     }
 
     /// `moov` with the tracks whose IDs are in `removed` dropped (their `tref` entries with
-    /// them; their `trex` stays, for their `traf`s in the fragments), and, when `track` is given, that chapter track added as track
-    /// `trackID` at the end of `moov`, named first in every other track's `tref/chap` (but
-    /// the chapter tracks', such as chapter images', which name none), with a
-    /// `trex` when the movie is fragmented and `mvhd`'s next_track_ID moved past it.
+    /// them; their `trex` stays, for their `traf`s in the fragments), and, when `track` is
+    /// given, that chapter track added as track `trackID` at the end of `moov`, named first
+    /// in every other track's `tref/chap` but those in `chapterLists` (the tracks another
+    /// names in its `tref/chap`, ``Track/chapterReferences``: chapter lists, such as chapter
+    /// images, name none), with a `trex` when the movie is fragmented and `mvhd`'s
+    /// next_track_ID moved past it.
     ///
     /// At the end, after `udta`: FFmpeg (`mov_read_custom`, 5.1) gives an `iTunSMPB` item's
     /// priming to the last stream created so far, so a chapter `trak` between the audio and
@@ -218,8 +221,8 @@ public struct ChapterTrack: Sendable, Equatable {
     /// Returns the bytes and the position in them of the new track's chunk offset (of its
     /// `stco`, or `co64` when `largeOffsets`), for the caller to fill in once the layout is
     /// known; nil without a new track.
-    public static func movieBox(_ moov: [UInt8], removingTracks removed: Set<UInt32>, adding track: ChapterTrack?,
-                                trackID: UInt32, chunkOffset: UInt64,
+    public static func movieBox(_ moov: [UInt8], removingTracks removed: Set<UInt32>, chapterLists: Set<UInt32>,
+                                adding track: ChapterTrack?, trackID: UInt32, chunkOffset: UInt64,
                                 largeOffsets: Bool) throws -> (bytes: [UInt8], position: Int?) {
         var reader = ByteReader(moov)
         guard let (header, payload) = try reader.readBox(depth: 1), header.type == "moov" else {
@@ -229,7 +232,6 @@ public struct ChapterTrack: Sendable, Equatable {
             try $0.trackBox(trackID: trackID, movieTimescale: movieTimescaleOf(moov), chunkOffset: chunkOffset,
                             largeOffsets: largeOffsets)
         }
-        let chapterTracks = try chapterTrackIDs(in: payload)
         var children = payload
         var w = BoxWriter(capacity: moov.count + (added?.count ?? 0) + 64)
         var position: Int?
@@ -246,7 +248,7 @@ public struct ChapterTrack: Sendable, Equatable {
                     if !removed.contains(id) {
                         // A chapter track (chapter images) names none: FFmpeg takes the last
                         // tref/chap it reads, so one there would hide the others'.
-                        let naming = track == nil || chapterTracks.contains(id) ? nil : trackID
+                        let naming = track == nil || chapterLists.contains(id) ? nil : trackID
                         box.write(bytes: try trackBox(body, removing: removed, naming: naming))
                     }
                 case "mvex":
@@ -300,29 +302,6 @@ public struct ChapterTrack: Sendable, Equatable {
             return parsed.timescale
         }
         throw ISOBMFFError(.missingBox, "moov has no mvhd with a timescale", path: "moov", offset: 0)
-    }
-
-    /// The IDs any `trak` in `moov`'s payload names in its `tref/chap` but its own.
-    static func chapterTrackIDs(in moov: ByteReader) throws -> Set<UInt32> {
-        var ids = Set<UInt32>()
-        var children = moov
-        while let (child, body) = try children.readBox(depth: 2) {
-            guard child.type == "trak" else { continue }
-            let own = try trackID(of: body)
-            var boxes = body
-            while let (box, boxBody) = try boxes.readBox(depth: 3) {
-                guard box.type == "tref" else { continue }
-                var entries = boxBody
-                while let (entry, entryBody) = try? entries.readBox(depth: 4) {
-                    guard entry.type == "chap" else { continue }
-                    var list = entryBody
-                    while let id = try? list.readUInt32() {
-                        if id != own { ids.insert(id) }
-                    }
-                }
-            }
-        }
-        return ids
     }
 
     /// The track ID in a `trak`'s `tkhd`.
@@ -419,14 +398,20 @@ extension ChapterTrack {
     public struct Change: Sendable, Equatable {
         /// The IDs of the chapter tracks to drop (and of the `tref` entries naming them).
         public var removedTracks: Set<UInt32>
+        /// The IDs of the tracks that another track names in its `tref/chap`
+        /// (``Track/chapterReferences``): chapter lists, which do not name the new track.
+        public var chapterLists: Set<UInt32>
         /// The chapter track to add, nil for none.
         public var track: ChapterTrack?
         /// The new track's ID: past every track's and `mvhd`'s next_track_ID, below `UInt32.max`.
         public var trackID: UInt32
 
-        /// A change that drops `removedTracks` and adds `track` as `trackID`.
-        public init(removedTracks: Set<UInt32>, track: ChapterTrack?, trackID: UInt32) {
+        /// A change of the movie whose tracks are `tracks`: it drops `removedTracks` and
+        /// adds `track` as `trackID`; the chapter lists are read from `tracks`, by the one rule
+        /// (``Track/chapterReferences``).
+        public init(tracks: [Track], removedTracks: Set<UInt32>, track: ChapterTrack?, trackID: UInt32) {
             self.removedTracks = removedTracks
+            chapterLists = Set(tracks.flatMap(\.chapterReferences))
             self.track = track
             self.trackID = trackID
         }
@@ -438,8 +423,8 @@ extension ChapterTrack {
         /// ``TagRewritePlan/shiftingChunkOffsets(_:by:threshold:)``) and its position in the
         /// bytes, for ``setChunkOffset(_:at:to:large:)`` once the layout is known.
         public func movieBox(_ moov: [UInt8], largeOffsets: Bool) throws -> (bytes: [UInt8], position: Int?) {
-            try ChapterTrack.movieBox(moov, removingTracks: removedTracks, adding: track, trackID: trackID,
-                                      chunkOffset: 0, largeOffsets: largeOffsets)
+            try ChapterTrack.movieBox(moov, removingTracks: removedTracks, chapterLists: chapterLists, adding: track,
+                                      trackID: trackID, chunkOffset: 0, largeOffsets: largeOffsets)
         }
 
         /// Writes the chunk offset (big-endian, 4 or 8 bytes) at `position`.
