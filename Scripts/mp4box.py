@@ -66,21 +66,45 @@ class Damage(ValueError):
     file, stray bytes inside a box."""
 
 
-def parse_boxes(data, start, end, parent=None, trailing_ok=False, truncated_ok=False, descend=None):
+def parse_boxes(data, start, end, parent=None, trailing_ok=False, truncated_ok=False, descend=None,
+                until_damage=False):
     """The boxes in data[start:end] and, where descend(data, box, earlier siblings) gives
     the offset of a box's children (None: its payload is not read), theirs; by default
     CONTAINERS, sample descriptions and audio sample entries (descend_all).
     trailing_ok: fewer than 8 bytes left over at the end (top level) are not an error.
     truncated_ok: the last top-level box may run past the end (it is kept, marked
-    truncated, and its payload is not parsed). Raises Damage."""
+    truncated, and its payload is not parsed). Raises Damage; with until_damage, the
+    boxes before the first damaged one instead (as a lenient reader sees the list)."""
     descend = descend or descend_all
     boxes = []
+    try:
+        _parse_into(boxes, data, start, end, parent, trailing_ok, truncated_ok, descend)
+    except Damage:
+        if not until_damage:
+            raise
+    return boxes
+
+
+def no_children(_data, _box, _siblings):
+    """A descend for parse_boxes that reads no payload: one level only."""
+    return None
+
+
+def boxes_of(data, start=0, end=None):
+    """The boxes filling data[start:end] (all of data by default), one level, up to the
+    first that cannot be a box: the lenient listing the checkers query by hand."""
+    return parse_boxes(data, start, len(data) if end is None else end, descend=no_children, until_damage=True)
+
+
+def _parse_into(boxes, data, start, end, parent, trailing_ok, truncated_ok, descend):
+    """parse_boxes' loop: appends each box to boxes as it is read, so that what came before
+    a Damage is kept."""
     offset = start
     while offset < end:
         if end - offset < 8:
             # QuickTime allows a 4-byte zero terminator at the end of some containers.
             if data[offset:end] == b"\0" * (end - offset) or trailing_ok:
-                break
+                return
             raise Damage(f"{end - offset} stray bytes at {offset} inside {parent.path if parent else 'the file'}")
         size, kind = struct.unpack_from(">I4s", data, offset)
         header = 8
@@ -100,7 +124,7 @@ def parse_boxes(data, start, end, parent=None, trailing_ok=False, truncated_ok=F
                 box = Box(kind, offset, size, header, parent)
                 box.truncated = True
                 boxes.append(box)
-                break
+                return
             where = parent.path + "/" if parent else ""
             if size < header:
                 raise Damage(f"{where}{kind!r} at {offset}: size {size} smaller than its header")
@@ -112,7 +136,6 @@ def parse_boxes(data, start, end, parent=None, trailing_ok=False, truncated_ok=F
             box.children = parse_boxes(data, first, box.end, box, descend=descend)
         boxes.append(box)
         offset += size
-    return boxes
 
 
 def descend_all(data, box, _siblings):

@@ -41,7 +41,7 @@ Missing oracles (ffmpeg, GStreamer's hlsdemux/dashdemux) skip their checks unles
 REQUIRE_ORACLES=1. --single-file (two clips): one file per track holding the same bytes,
 its sidx and byte ranges checked, both demuxers of both players reading it.
 Set EXTRACT_AUDIO to a built binary to skip the release build.
-Self-contained on purpose (no shared helpers).
+Boxes are read by Scripts/mp4box.py, the scripts' one box parser.
 """
 import json
 import os
@@ -52,6 +52,10 @@ import subprocess
 import sys
 import tempfile
 from fractions import Fraction
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mp4box  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "corpus")
@@ -96,20 +100,8 @@ def gst_has(element):
 # ---------------------------------------------------------------- boxes (our own walker)
 
 def boxes(data, start=0, end=None):
-    end = len(data) if end is None else end
-    offset = start
-    while offset + 8 <= end:
-        size, kind = struct.unpack(">I4s", data[offset:offset + 8])
-        header = 8
-        if size == 1:
-            size = struct.unpack(">Q", data[offset + 8:offset + 16])[0]
-            header = 16
-        elif size == 0:
-            size = end - offset
-        if size < header or offset + size > end:
-            return
-        yield kind.decode("latin-1"), offset + header, offset + size
-        offset += size
+    """(type, payload start, end) of each box in data[start:end], up to a damaged one (mp4box.py)."""
+    return [(box.kind.decode("latin-1"), box.payload, box.end) for box in mp4box.boxes_of(data, start, end)]
 
 
 def child(data, start, end, path):

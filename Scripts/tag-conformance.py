@@ -150,7 +150,7 @@ def descend(data, box, siblings):
             b.kind == b"meta" for b in siblings):
         # The first meta (the one with the tags): a full box in ISO files, a plain one
         # (hdlr first) in some QuickTime files.
-        start = box.payload if data[box.payload + 4:box.payload + 8] == b"hdlr" else box.payload + 4
+        start = box.payload + (4 if mp4box.is_full_box_meta(data, box) else 0)
         if start > box.end:
             raise Damage(f"{parent.path}/meta at {box.offset}: too short")
         return start
@@ -350,19 +350,7 @@ def chapter_tracks(data):
     handlers, named = {}, set()
 
     def kids(start, end):
-        out, at = [], start
-        while end - at >= 8:
-            size, kind = struct.unpack_from(">I4s", data, at)
-            header = 8
-            if size == 1 and end - at >= 16:
-                size, header = struct.unpack_from(">Q", data, at + 8)[0], 16
-            elif size == 0:
-                size = end - at
-            if size < header or at + size > end:
-                break
-            out.append((kind, at + header, at + size))
-            at += size
-        return out
+        return [(box.kind, box.payload, box.end) for box in mp4box.boxes_of(data, start, end)]
 
     for trak in boxes[index].children:
         if trak.kind != b"trak":
@@ -414,7 +402,7 @@ def mutagen_blind(data):
         if child.kind == b"udta":
             return None
         for meta in [child] + list(child.children):
-            if meta.kind == b"meta" and data[meta.payload + 4:meta.payload + 8] == b"hdlr":
+            if meta.kind == b"meta" and not mp4box.is_full_box_meta(data, meta):
                 return f"a QuickTime (plain) {meta.path} before moov/udta"
     return None
 
