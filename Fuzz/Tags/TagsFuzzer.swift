@@ -88,14 +88,8 @@ func rewritePlan(_ bytes: [UInt8]) {
     }
     guard let moov = boxes.first(where: { $0.type == "moov" }) else { return }
     let movieBox = Array(bytes[Int(moov.offset)..<Int(moov.end)])
-    var moovReader = ByteReader(movieBox)
-    var oldUserData: [UInt8]?
-    if let (_, payload) = try? moovReader.readBox(depth: 1) {
-        var children = payload
-        while oldUserData == nil, let (child, _) = try? children.readBox(depth: 2) {
-            if child.type == "udta" { oldUserData = children.bytes(of: child) }
-        }
-    }
+    // The udta as TagFile.Layout finds it.
+    let oldUserData = try? BoxWalker.firstChild("udta", of: movieBox)
     var tags = ItemList(userData: oldUserData ?? [])
     tags.set(.text(["Fuzz"]), for: .code("©nam"))
     let userData = tags.userData(replacingIn: oldUserData)
@@ -144,18 +138,11 @@ func rewritePlan(_ bytes: [UInt8]) {
                 fatalError("the plan copies streamed image \(index), but none was given")
             }
         }
-        var check = ByteReader(output)
-        while let (header, payload) = try check.readBox(depth: 1) {
-            guard header.type == "moov" else { continue }
-            var children = payload
-            var found: [UInt8]?
-            while found == nil, let (child, _) = try? children.readBox(depth: 2) {
-                if child.type == "udta" { found = children.bytes(of: child) }
-            }
+        if let (moov, _) = try BoxWalker.first("moov", in: ByteReader(output), depth: 1) {
+            let found = try? BoxWalker.firstChild("udta", of: Array(output[Int(moov.offset)..<Int(moov.end)]))
             guard ItemList(userData: found ?? [])[.code("©nam")] == .text(["Fuzz"]) else {
                 fatalError("the rewritten moov lacks the title")
             }
-            break
         }
     } catch is ISOBMFFError {
     } catch {

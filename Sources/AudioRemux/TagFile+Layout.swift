@@ -63,14 +63,8 @@ extension TagFile {
                 movieBox = try input.bytes(at: moov.offset, count: Int(moov.size))
             }
             self.moov = moov
-            var reader = ByteReader(movieBox)
-            userData = nil
-            if let (_, payload) = try? reader.readBox(depth: 1) {
-                var children = payload
-                while userData == nil, let (child, _) = try? children.readBox(depth: 2) {
-                    if child.type == "udta" { userData = children.bytes(of: child) }
-                }
-            }
+            // The first udta before any damaged child (none past one), as players read it.
+            userData = try? BoxWalker.firstChild("udta", of: movieBox)
         }
     }
 }

@@ -64,3 +64,30 @@ extension BoxWalker {
         return boxes
     }
 }
+
+extension BoxWalker {
+    /// The first box of type `type` in `boxes` (a box list at nesting `depth`: 1 for the
+    /// children of a top-level box), with a reader over its payload; nil when the list has
+    /// none. The boxes before it are read as `ByteReader/readBox(depth:)` reads them, so
+    /// that a damaged one throws its error, and nothing after it is read: the one query by
+    /// which tags and chapters find a child (`udta` in `moov`, `mvhd`, `tkhd`). A reader that
+    /// stops silently at a damaged list (players do, for `udta`) calls it with `try?`.
+    public static func first(_ type: FourCC, in boxes: ByteReader, depth: Int) throws
+        -> (header: BoxHeader, payload: ByteReader)? {
+        var boxes = boxes
+        while let (header, payload) = try boxes.readBox(depth: depth) {
+            if header.type == type { return (header, payload) }
+        }
+        return nil
+    }
+
+    /// The bytes, header included, of the first `type` child of the box that `box` begins
+    /// with (``first(_:in:depth:)`` at depth 2: `udta` in a `moov`); nil when it has none.
+    /// Throws when that box, or a child before the one found, is damaged.
+    public static func firstChild(_ type: FourCC, of box: [UInt8]) throws -> [UInt8]? {
+        var reader = ByteReader(box)
+        guard let (_, payload) = try reader.readBox(depth: 1),
+              let (child, _) = try first(type, in: payload, depth: 2) else { return nil }
+        return reader.bytes(of: child)
+    }
+}

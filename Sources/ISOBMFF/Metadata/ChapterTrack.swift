@@ -293,23 +293,16 @@ public struct ChapterTrack: Sendable, Equatable {
     static func movieTimescaleOf(_ moov: [UInt8]) throws -> UInt32 {
         var reader = ByteReader(moov)
         guard let (_, payload) = try reader.readBox(depth: 1) else { return 1000 }
-        var children = payload
-        while let (child, body) = try children.readBox(depth: 2) {
-            guard child.type == "mvhd" else { continue }
-            var mvhd = body
+        if var (_, mvhd) = try BoxWalker.first("mvhd", in: payload, depth: 2) {
             let parsed = try MovieHeaderBox(parsing: &mvhd)
-            guard parsed.timescale > 0 else { break }
-            return parsed.timescale
+            if parsed.timescale > 0 { return parsed.timescale }
         }
         throw ISOBMFFError(.missingBox, "moov has no mvhd with a timescale", path: "moov", offset: 0)
     }
 
     /// The track ID in a `trak`'s `tkhd`.
     static func trackID(of trak: ByteReader) throws -> UInt32 {
-        var children = trak
-        while let (child, body) = try children.readBox(depth: 3) {
-            guard child.type == "tkhd" else { continue }
-            var tkhd = body
+        if var (_, tkhd) = try BoxWalker.first("tkhd", in: trak, depth: 3) {
             return try TrackHeaderBox(parsing: &tkhd).trackID
         }
         throw ISOBMFFError(.missingBox, "a trak has no tkhd first", path: "moov/trak", offset: trak.fileOffset)
@@ -376,12 +369,8 @@ public struct ChapterTrack: Sendable, Equatable {
                 trak.write(bytes: children.bytesWithSize(of: child))
                 if child.type == "tkhd" && !wroteReferences {
                     // A tref of its own later in the trak is merged there; else it goes here.
-                    var rest = children
-                    var hasReferences = false
-                    while !hasReferences, let (later, _) = try? rest.readBox(depth: 3) {
-                        hasReferences = later.type == "tref"
-                    }
-                    if !hasReferences {
+                    // One before a damaged child counts (none past it).
+                    if (try? BoxWalker.first("tref", in: children, depth: 3)) == nil {
                         references(nil, first: true, into: &trak)
                         wroteReferences = true
                     }
