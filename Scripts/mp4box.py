@@ -300,6 +300,13 @@ def esds_layout(data, esds):
 
 # --- Tracks and their samples -------------------------------------------------------
 
+def track_references(data, tref):
+    """[(reference type, [track IDs])] of a tref's entries (§ 8.3.3), up to the first that
+    is not a box (boxes_of)."""
+    return [(entry.kind, list(struct.unpack_from(f">{(entry.end - entry.payload) // 4}I", data, entry.payload)))
+            for entry in boxes_of(data, tref.payload, tref.end)]
+
+
 def u32(data, offset):
     return struct.unpack_from(">I", data, offset)[0]
 

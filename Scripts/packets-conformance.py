@@ -227,16 +227,9 @@ def chapter_track(path, track_id):
     """Whether another track names `track_id` in its tref/chap."""
     data = open(path, "rb").read()
     boxes = tree(data)
-    for tref in (box for box in mp4box.walk(boxes) if box.kind == b"tref"):
-        position = tref.payload
-        while position + 8 <= tref.end:
-            size, kind = struct.unpack_from(">I4s", data, position)
-            if size < 8:
-                break
-            if kind == b"chap" and track_id in struct.unpack_from(f">{(size - 8) // 4}I", data, position + 8):
-                return True
-            position += size
-    return False
+    return any(kind == b"chap" and track_id in ids
+               for tref in mp4box.walk(boxes) if tref.kind == b"tref"
+               for kind, ids in mp4box.track_references(data, tref))
 
 
 def trun_minimum_offset(path, track_id):

@@ -287,14 +287,9 @@ class File:
     def chapter_targets(self):
         found = set()
         for tref in (b for b in mp4box.walk(self.boxes) if b.kind == b"tref"):
-            position = tref.payload
-            while position + 8 <= tref.end:
-                size, kind = struct.unpack_from(">I4s", self.data, position)
-                if size < 8:
-                    break
+            for kind, ids in mp4box.track_references(self.data, tref):
                 if kind == b"chap":
-                    found.update(struct.unpack_from(f">{(size - 8) // 4}I", self.data, position + 8))
-                position += size
+                    found.update(ids)
         return found
 
 
@@ -347,16 +342,12 @@ def gapless(f):
         # its ilst alone, as players read it.
         items = []
         for meta in (b for b in mp4box.walk([f.moov]) if b.kind == b"meta" and b.parent.kind == b"udta"):
-            position = meta.payload + (4 if mp4box.is_full_box_meta(f.data, meta) else 0)
-            while position + 8 <= meta.end:
-                size, kind = struct.unpack_from(">I4s", f.data, position)
-                if size < 8 or position + size > meta.end:
-                    break
-                if kind == b"ilst":
-                    ilst = mp4box.parse_boxes(f.data, position, position + size, meta)[0]
+            start = meta.payload + (4 if mp4box.is_full_box_meta(f.data, meta) else 0)
+            for box in mp4box.boxes_of(f.data, start, meta.end):
+                if box.kind == b"ilst":
+                    ilst = mp4box.parse_boxes(f.data, box.offset, box.end, meta)[0]
                     items += [i for i in mp4box.ilst_items(f.data, ilst)
                               if i["kind"] == b"----" and i["name"] == "iTunSMPB"]
-                position += size
     if not items or not items[0]["data"]:
         return None
     fields = items[0]["data"][0][2].decode("latin-1").split()

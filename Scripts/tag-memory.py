@@ -27,6 +27,7 @@ import tempfile
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Scripts"))
+import mp4box  # noqa: E402
 from oracle import mutagen_reader  # noqa: E402
 from oracle.binary import extract_audio  # noqa: E402
 from oracle.report import STRICT, Checks  # noqa: E402
@@ -79,23 +80,15 @@ def digest(path):
 def no_padding(path):
     """Turns the padding after moov (a free box) into a skip box, which an in-place edit does
     not write into: the next edit rewrites the file (and gives the padding back)."""
-    with open(path, "r+b") as f:
-        size = os.fstat(f.fileno()).st_size
-        offset, previous = 0, None
-        while offset + 8 <= size:
-            f.seek(offset)
-            head = f.read(16)
-            length, kind = int.from_bytes(head[:4], "big"), head[4:8]
-            if length == 1:
-                length = int.from_bytes(head[8:16], "big")
-            if length == 0:
-                length = size - offset
-            if previous == b"moov":
-                assert kind == b"free", kind
-                f.seek(offset + 4)
+    with open(path, "rb") as f:
+        boxes = mp4box.boxes_of(f.read())
+    for previous, box in zip(boxes, boxes[1:]):
+        if previous.kind == b"moov":
+            assert box.kind == b"free", box.kind
+            with open(path, "r+b") as f:
+                f.seek(box.offset + 4)
                 f.write(b"skip")
-                return
-            previous, offset = kind, offset + length
+            return
     raise AssertionError("no padding after moov")
 
 
