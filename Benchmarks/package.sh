@@ -6,18 +6,26 @@
 # the segment being written, not the file's length).
 # Inputs: one 10 s H.264 + AAC clip (320x240, 25 fps, a key frame every 2 s), repeated by
 # stream copy (`ffmpeg -stream_loop`) to 1 minute and 2 hours, in a temporary folder.
-# Usage: Benchmarks/package.sh [--bin PATH] [--dir DIR] [--keep]
+# With --first-playlist RUNS, also the time to the first playlist of an on-demand package
+# (issue 31 point 2): Benchmarks/first-playlist.swift, compiled against the release objects
+# in .build/release (swift build -c release first), plans SegmentSource and gives
+# master.m3u8 and the first media playlist, RUNS times in one process, with the default
+# options and with --single-file --iframes; min and median. --no-package skips the table
+# above (the package runs) and the memory verdict.
+# Usage: Benchmarks/package.sh [--bin PATH] [--dir DIR] [--keep] [--first-playlist RUNS] [--no-package]
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$ROOT/.build/release/extract-audio
 DIR=${TMPDIR:-/tmp}/extract-audio-package-bench
-KEEP=0
+KEEP=0 RUNS=0 PACKAGE=1
 while [[ $# -gt 0 ]]; do
     case $1 in
         --bin) BIN=$2; shift 2 ;;
         --dir) DIR=$2; shift 2 ;;
         --keep) KEEP=1; shift ;;
+        --first-playlist) RUNS=$2; shift 2 ;;
+        --no-package) PACKAGE=0; shift ;;
         *) echo "unknown option $1 (see the header of $0)" >&2; exit 64 ;;
     esac
 done
@@ -44,6 +52,25 @@ measure() {
     cat "$DIR/time.txt"
 }
 duration() { ffprobe -v error -show_entries format=duration -of csv=p=0 "$1"; }
+
+if [[ $RUNS -gt 0 ]]; then
+    release=$ROOT/.build/release
+    program=$DIR/first-playlist
+    [[ -d $release/AudioRemux.build ]] || { echo "no objects in $release: swift build -c release" >&2; exit 66; }
+    swiftc -O -I "$release/Modules" -Xcc -fmodule-map-file="$release/CSystem.build/module.modulemap" \
+        "$ROOT/Benchmarks/first-playlist.swift" "$release"/AudioRemux.build/*.o "$release"/ISOBMFF.build/*.o \
+        "$release"/CSystem.build/*.o -o "$program"
+    echo "| input | options | time to master.m3u8 + first media playlist ($RUNS runs) |"
+    echo "| --- | --- | --- |"
+    for name in 1min 2h; do
+        for options in "" "--single-file --iframes"; do
+            # shellcheck disable=SC2086 # the options are words
+            echo "| $name | ${options:-default} | $("$program" "$DIR/$name.mp4" "$RUNS" $options) |"
+        done
+    done
+    echo
+fi
+[[ $PACKAGE == 1 ]] || exit 0
 
 echo "| input | size | tool | wall | peak RSS | bytes written | files |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"

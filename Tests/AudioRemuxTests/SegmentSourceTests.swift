@@ -157,6 +157,33 @@ final class SegmentSourceTests: XCTestCase {
         try assertServedEqualsPackaged(directory.write("in.m4a", movie.build()), segmentSeconds: 2, singleFile: true)
     }
 
+    /// Empty samples (left out of the writer's `trun`s, their time given to a neighbour: the
+    /// first of a segment, inside one, at its end), unequal sizes and durations, and a
+    /// segment of equal ones: the sizes the plan computes without building a segment are
+    /// those of the segments built (the playlists' byte counts, the `sidx`, the ranges).
+    func testEmptyAndUnequalSamples() throws {
+        let count = 1200
+        var movie = SyntheticMovie(sampleCount: count)
+        movie.editList = nil
+        movie.sampleSizes = (0..<count).map { (i: Int) -> UInt32 in
+            if i >= 600 && i < 800 { return 50 }  // Equal sizes: tfhd's default.
+            let isEmpty = i % 7 == 0 || i % 129 < 3
+            return isEmpty ? 0 : UInt32(10 + i % 5)
+        }
+        movie.timeToSample = TimeToSampleBox(entries: [.init(sampleCount: 300, sampleDelta: 1024),
+                                                       .init(sampleCount: 1, sampleDelta: 1000),
+                                                       .init(sampleCount: 899, sampleDelta: 1024)])
+        var position: UInt64 = 0
+        movie.chunkOffsets = []
+        for (i, size) in movie.sampleSizes.enumerated() {
+            if i % 2 == 0 { movie.chunkOffsets.append(position) }
+            position += UInt64(size)
+        }
+        let path = directory.write("in.m4a", movie.build())
+        try assertServedEqualsPackaged(path, segmentSeconds: 2)
+        try assertServedEqualsPackaged(path, segmentSeconds: 1, singleFile: true)
+    }
+
     func testFragmentedInput() throws {
         try assertServedEqualsPackaged(fixture("frag-cmaf.mp4"), segmentSeconds: 1)
     }

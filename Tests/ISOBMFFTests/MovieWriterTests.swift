@@ -775,6 +775,57 @@ final class MovieWriterTests: XCTestCase {
         try checkWithFFprobe(sink.bytes, whole)
     }
 
+    /// ``MovieWriter/FragmentSizer`` gives the sizes of the fragment ``writeFragment(into:)``
+    /// writes from the same samples (`moof` read from its size field, the whole fragment
+    /// counted), over runs mixing equal and unequal durations, sizes and sync flags, empty
+    /// samples (first, inside, last), zero, positive and negative composition offsets and
+    /// a decode time past 2^32 (a 64-bit `tfdt`).
+    func testFragmentSizerGivesTheWrittenSizes() throws {
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func random(_ bound: Int) -> Int {  // A fixed LCG: the same runs every time.
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(seed >> 33) % bound
+        }
+        var checked = 0
+        for trial in 0..<400 {
+            var writer = MovieWriter()
+            let track = try writer.addTrack(TrackDescription(.aac(audioSpecificConfig: [0x12, 0x10],
+                                                                  sampleRate: 44_100, channelCount: 2)))
+            let firstDecodeTime: UInt64 = trial % 5 == 0 ? (1 << 32) + UInt64(random(1000)) : UInt64(random(1000))
+            try writer.setFirstDecodeTime(firstDecodeTime, for: track)
+            var sink = MemoryMovieSink()
+            try writer.writeFragment(into: &sink)  // The init segment.
+            var decodeTime = firstDecodeTime
+            for _ in 0..<3 {
+                var sizer = MovieWriter.FragmentSizer(decodeTime: decodeTime)
+                let count = 1 + random(6)
+                let sameSize = random(2) == 0, sameDuration = random(2) == 0, allSync = random(2) == 0
+                let offsets = random(3)  // None, positive, or some negative.
+                for _ in 0..<count {
+                    let size = random(4) == 0 ? 0 : (sameSize ? 100 : 1 + random(3))
+                    let duration = UInt32(sameDuration ? 1024 : 1000 + random(3))
+                    let offset = offsets == 0 ? 0 : Int64(random(3)) * (offsets == 1 ? 512 : -512)
+                    let sync = allSync || random(2) == 0
+                    try writer.append(Array(repeating: 0xAB, count: size), duration: duration,
+                                      compositionOffset: offset, isSync: sync, to: track)
+                    sizer.add(Sample(offset: 0, size: UInt32(size), decodeTime: 0, compositionOffset: offset,
+                                     duration: duration, isSync: sync, descriptionIndex: 1))
+                    decodeTime += UInt64(duration)
+                }
+                let start = sink.bytes.count
+                try writer.writeFragment(into: &sink)
+                let fragment = Array(sink.bytes[start...])
+                let moof = fragment.prefix(4).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                let sizes = sizer.sizes
+                XCTAssertEqual(moof, sizes.movieFragment, "trial \(trial): moof")
+                XCTAssertEqual(UInt64(fragment.count), sizes.movieFragment + sizes.mediaDataHeader + sizes.payload,
+                               "trial \(trial): moof + mdat")
+                checked += 1
+            }
+        }
+        XCTAssertEqual(checked, 1200)
+    }
+
     /// ffprobe's packets (edit lists ignored) equal the samples appended: decode and
     /// presentation times, sizes, key flags and CRC32 of the bytes.
     func checkWithFFprobe(_ bytes: [UInt8], _ made: Made, file: StaticString = #filePath, line: UInt = #line) throws {

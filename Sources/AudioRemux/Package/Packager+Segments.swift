@@ -3,8 +3,8 @@ import ISOBMFF
 /// Writing a package's files: each track's init and media segments (or one file of them),
 /// their byte layout and `sidx`, the playlists' names, published into the output folder.
 extension Packager {
-    /// What one media segment holds, found as it is streamed.
-    struct SegmentFacts {
+    /// What one media segment holds, found as it is streamed or measured.
+    struct SegmentFacts: Equatable {
         var decodeTime: UInt64 = 0
         var duration: UInt64 = 0
         var sampleBytes: UInt64 = 0
@@ -16,6 +16,22 @@ extension Packager {
         /// From its start to the end of its first sample: `styp`, `moof`, the `mdat` header
         /// and the key frame (an I-frame playlist's range).
         var keyFrameEnd: UInt64 = 0
+        var samples = 0
+        var firstSampleSize: UInt64 = 0
+
+        /// Counts `sample`, the next of the segment, its composition offset shifted.
+        mutating func add(_ sample: Sample) {
+            if samples == 0 {
+                decodeTime = sample.decodeTime
+                startsWithSync = sample.isSync
+                earliestPresentation = sample.presentationTime
+                firstSampleSize = UInt64(sample.size)
+            }
+            samples += 1
+            earliestPresentation = min(earliestPresentation, sample.presentationTime)
+            duration &+= UInt64(sample.duration)  // A track's ticks: < 2^64, checked by the writer.
+            sampleBytes &+= UInt64(sample.size)
+        }
     }
 
     /// Where streamed bytes go: a file being written, or nowhere (a first pass that only
@@ -103,21 +119,10 @@ extension Packager {
                              writer: inout MovieWriter, track: UInt32, into sink: inout PackageSink) throws
         -> SegmentFacts {
         var facts = SegmentFacts()
-        var firstSize: UInt64 = 0
-        var first = true
         for _ in 0..<count {
             guard var sample = try iterator.next() else { break }
             sample.compositionOffset &+= prepared.compositionShift  // |offset| < 2^32 each.
-            if first {
-                facts.decodeTime = sample.decodeTime
-                facts.startsWithSync = sample.isSync
-                facts.earliestPresentation = sample.presentationTime
-                firstSize = UInt64(sample.size)
-                first = false
-            }
-            facts.earliestPresentation = min(facts.earliestPresentation, sample.presentationTime)
-            facts.duration &+= UInt64(sample.duration)
-            facts.sampleBytes &+= UInt64(sample.size)
+            facts.add(sample)
             try writer.append(sample, from: 0, to: track)
         }
         sink.writes = []
@@ -126,9 +131,48 @@ extension Packager {
         try writer.writeFragment(into: &sink)
         facts.size = sink.count - start
         if sink.writes.count >= 3 {
-            facts.keyFrameEnd = sink.writes[0] + sink.writes[1] + sink.writes[2] + firstSize
+            facts.keyFrameEnd = sink.writes[0] + sink.writes[1] + sink.writes[2] + facts.firstSampleSize
         }
         return facts
+    }
+
+    /// The size of the init segment of `prepared` and the facts of each media segment as
+    /// ``streamTrack`` writes them, from one walk over its samples without building a
+    /// segment: each `moof` and `mdat` header sized by the writer's own rule
+    /// (`MovieWriter.FragmentSizer`), a few comparisons per sample (what ``SegmentSource``
+    /// and a single file's `sidx` need). `segmentStarted` is given the cursor at each
+    /// segment's first sample.
+    static func measureTrack(_ prepared: PreparedTrack, source: InputFile, movieTimescale: UInt32,
+                             isCancelled: () -> Bool, segmentStarted: (Int, PackageCursor) -> Void = { _, _ in })
+        throws -> (initSize: UInt64, segments: [SegmentFacts]) {
+        var (writer, _) = try segmentWriter(prepared, movieTimescale: movieTimescale)
+        var head = PackageSink()
+        try writer.writeFragment(into: &head)  // No samples yet: the init segment alone.
+        var segments: [SegmentFacts] = []
+        segments.reserveCapacity(prepared.segments.count)
+        // The writer's tfdt: from the first decode time, plus each segment's ticks (saturating as the writer does).
+        var decodeTime = prepared.samples.firstDecodeTime
+        var iterator = try prepared.samples.cursor(from: 0, source: source)
+        for (number, range) in prepared.segments.enumerated() {
+            if isCancelled() { throw RemuxError.cancelled }
+            segmentStarted(number, iterator)
+            var facts = SegmentFacts()
+            var fragment = MovieWriter.FragmentSizer(decodeTime: decodeTime)
+            for _ in 0..<range.count {
+                guard var sample = try iterator.next() else { break }
+                sample.compositionOffset &+= prepared.compositionShift  // |offset| < 2^32 each.
+                facts.add(sample)
+                fragment.add(sample)
+            }
+            let sizes = fragment.sizes
+            let head = UInt64(segmentType.count) + sizes.movieFragment + sizes.mediaDataHeader  // A few KiB.
+            facts.size = head + sizes.payload
+            if sizes.movieFragment > 0 { facts.keyFrameEnd = head + facts.firstSampleSize }
+            let (next, overflow) = decodeTime.addingReportingOverflow(facts.duration)
+            decodeTime = overflow ? .max : next
+            segments.append(facts)
+        }
+        return (head.count, segments)
     }
 
     /// Writes the init segment and the media segments of one track, as files of their own or
@@ -167,11 +211,9 @@ extension Packager {
             })
             result = try layout(prepared, initSize: initSize, segments: measured, singleFile: false, iFrames: iFrames)
         } else {
-            // First pass: sizes only, nothing written.
-            try streamTrack(prepared, source: input, movieTimescale: movieTimescale, isCancelled: isCancelled,
-                            initSink: { PackageSink() }, initFinished: { initSize = $0.count },
-                            segmentSink: { _ in PackageSink() },
-                            segmentFinished: { _, _, facts in measured.append(facts) })
+            // First pass: sizes only, computed, nothing built (checked against the writer's below).
+            (initSize, measured) = try measureTrack(prepared, source: input, movieTimescale: movieTimescale,
+                                                    isCancelled: isCancelled)
             result = try layout(prepared, initSize: initSize, segments: measured, singleFile: true, iFrames: iFrames)
             let file = try MovieFileSink(destination: folder.path(of: result.stream.initURI), overwrite: false,
                                          sources: [input])
@@ -183,7 +225,7 @@ extension Packager {
                                 total = sink.count
                             }, segmentSink: { _ in PackageSink(file: file) },
                             segmentFinished: { number, _, facts in
-                                guard number < measured.count, measured[number].size == facts.size else {
+                                guard number < measured.count, measured[number] == facts else {
                                     throw RemuxError(.ioError, "track \(id): segment \(number + 1) came out "
                                                      + "differently on the second pass")
                                 }

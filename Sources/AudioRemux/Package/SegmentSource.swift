@@ -29,11 +29,13 @@ public enum SegmentPart: Sendable, Equatable {
 /// is read. It keeps, per track, one entry per segment (its first sample, decode time, size
 /// and byte range, and for a regular movie the position in its tables, which stay in the file
 /// and are read again in windows when a segment is asked for; a fragmented movie's tables are
-/// kept in memory) besides the playlists' texts; a media segment is built when asked for, by
-/// the packager's own segment writer, as a header of a few hundred bytes (`styp`, `moof`,
-/// `mdat` header) followed by ranges of the source. The files are the
-/// bytes `package` writes with the same options (the playlists' sizes and bandwidths are
-/// those of the same segments).
+/// kept in memory) besides the playlists' texts. The plan walks each track's samples once
+/// and builds no segment: a segment's size comes from its samples' sizes and from the
+/// writer's rule for the size of its `moof` (`MovieWriter.FragmentSizer`), a few
+/// comparisons per sample. A media segment is built when asked for, by the packager's own
+/// segment writer, as a header of a few hundred bytes (`styp`, `moof`, `mdat` header)
+/// followed by ranges of the source. The files are the bytes `package` writes with the same
+/// options (the playlists' sizes and bandwidths are those of the same segments).
 ///
 /// ```swift
 /// let source = try SegmentSource(path: "movie.mp4")
@@ -112,15 +114,11 @@ public struct SegmentSource: Sendable {
             var names: [String] = []
             for track in prepared.tracks {
                 let movieTimescale = track.edits == nil ? reader.movie.header.timescale : track.editTimescale
-                var initSize: UInt64 = 0
-                var facts: [Packager.SegmentFacts] = []
                 var starts: [WindowedSamples.Cursor] = []
-                // Sizes only: the copies are counted, not performed.
-                try Packager.streamTrack(track, source: input, movieTimescale: movieTimescale, isCancelled: { false },
-                                         initSink: { Packager.PackageSink() }, initFinished: { initSize = $0.count },
-                                         segmentSink: { _ in Packager.PackageSink() },
-                                         segmentStarted: { _, cursor in cursor.parked.map { starts.append($0) } },
-                                         segmentFinished: { _, _, segment in facts.append(segment) })
+                // Sizes computed from the tables: no segment is built.
+                let (initSize, facts) = try Packager.measureTrack(
+                    track, source: input, movieTimescale: movieTimescale, isCancelled: { false },
+                    segmentStarted: { _, cursor in cursor.parked.map { starts.append($0) } })
                 let (stream, index) = try Packager.layout(track, initSize: initSize, segments: facts,
                                                           singleFile: options.singleFile,
                                                           iFrames: options.iFramePlaylists)

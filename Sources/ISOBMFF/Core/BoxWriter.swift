@@ -102,7 +102,7 @@ public enum MediaDataHeader {
     /// 8 bytes, or 16 with a 64-bit largesize when the box would exceed 32 bits.
     public static func bytes(payloadSize: UInt64) -> [UInt8] {
         var writer = BoxWriter(capacity: 16)
-        if payloadSize <= UInt64(UInt32.max) - 8 {
+        if !isLarge(payloadSize) {
             writer.write(UInt32(payloadSize + 8))
             writer.write(FourCC.mdat)
         } else {
@@ -110,6 +110,16 @@ public enum MediaDataHeader {
             writer.write(FourCC.mdat)
             writer.write(payloadSize &+ 16)  // Callers pass real file sizes, far below 2^64.
         }
+        assert(UInt64(writer.bytes.count) == size(payloadSize: payloadSize))
         return writer.bytes
+    }
+
+    /// The size of the header ``bytes(payloadSize:)`` gives: 8, or 16 past 32 bits.
+    public static func size(payloadSize: UInt64) -> UInt64 {
+        isLarge(payloadSize) ? 16 : 8
+    }
+
+    static func isLarge(_ payloadSize: UInt64) -> Bool {
+        payloadSize > UInt64(UInt32.max) - 8
     }
 }

@@ -362,8 +362,10 @@ struct TableWindow: Sendable {
     /// The number of entries (checked against the box's size).
     let count: Int
     let entrySize: Int
-    /// The entries `first ..< first + window.count / entrySize`.
+    /// The entries `first ..< end` (`end` is `first + window.count / entrySize`, kept so that
+    /// a read costs no division).
     var first = 0
+    var end = 0
     var window: [UInt8] = []
 
     init(start: UInt64, count: Int, entrySize: Int) {
@@ -374,6 +376,7 @@ struct TableWindow: Sendable {
 
     mutating func drop() {
         first = 0
+        end = 0
         window = []
     }
 
@@ -382,11 +385,12 @@ struct TableWindow: Sendable {
         guard i >= 0, i < count else {
             throw ISOBMFFError(.invalidSampleTable, "entry \(i + 1) of \(count) read", path: "stbl", offset: start)
         }
-        if i >= first, (i - first) < window.count / entrySize { return (i - first) * entrySize }
+        if i >= first, i < end { return (i - first) * entrySize }
         let entries = min(count - i, max(1, WindowedSamples.windowBytes / entrySize))
         // i < count and count × entrySize fits the box: these products and sums are exact.
         window = try source.bytes(at: start + UInt64(i) * UInt64(entrySize), count: entries * entrySize)
         first = i
+        end = i + window.count / entrySize  // At most count: the window holds at most `entries`.
         return 0
     }
 

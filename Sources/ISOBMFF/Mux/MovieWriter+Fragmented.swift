@@ -225,45 +225,98 @@ extension MovieWriter {
     /// the same sample in a regular file. Its time goes to the sample before it in the run
     /// (as FFmpeg's own muxer, which drops an empty packet, leaves it), or, first in the
     /// run, to the one after it, presented at the same time as before. It holds no bytes,
-    /// so the fragment's data is unchanged. ``droppedEmptySamples`` counts them.
+    /// so the fragment's data is unchanged. ``RunShape/droppedEmptySamples`` counts them.
     struct FragmentRun {
-        var baseDecodeTime: UInt64 = 0
-        var descriptionIndex: UInt32 = 1
+        /// What decides the run's boxes and their sizes; the arrays below hold its values.
+        var shape = RunShape()
         var sizes: [UInt32] = []
         var durations: [UInt32] = []
         var flags: [UInt32] = []
         var compositionOffsets: [Int64] = []
+        var baseDecodeTime: UInt64 { shape.baseDecodeTime }
+        var descriptionIndex: UInt32 { shape.descriptionIndex }
+        var byteCount: UInt64 { shape.byteCount }
+
+        /// Adds `entry`, its composition offset moved by `shift` (``compositionShift(_:)``).
+        mutating func add(_ entry: SampleTableWriter.Entry, decodeTime: UInt64, shift: Int64 = 0) {
+            switch shape.add(entry, decodeTime: decodeTime, shift: shift) {
+            case .dropped:
+                break
+            case .merged(let duration):
+                durations[durations.count - 1] = duration
+            case .appended(let entry, let sampleFlags):
+                sizes.append(entry.size)
+                durations.append(entry.duration)
+                flags.append(sampleFlags)
+                compositionOffsets.append(entry.compositionOffset)
+            }
+        }
+    }
+
+    /// One track's run in a fragment reduced to what its `traf` carries besides the
+    /// per-sample values: whether every sample has the same duration, size and flags (then
+    /// `tfhd` gives the value once, ISO/IEC 14496-12 § 8.8.7, else `trun` gives each, § 8.8.8),
+    /// whether any composition offset is not 0, its description index, base decode time and
+    /// bytes. O(1) memory, updated per sample: ``FragmentRun`` records its samples through it,
+    /// and ``FragmentSizer`` sizes a fragment with it without building one.
+    struct RunShape: Equatable {
+        var baseDecodeTime: UInt64 = 0
+        var descriptionIndex: UInt32 = 1
+        /// The samples written into the `trun` (empty ones are dropped).
+        var sampleCount = 0
         var byteCount: UInt64 = 0
         /// Ticks of empty samples at the start of the run, given to its first written sample.
         var leadingEmptyTicks: UInt32 = 0
         var droppedEmptySamples = 0
+        var firstDuration: UInt32 = 0
+        /// The last written sample's duration, which a following empty sample still lengthens.
+        var lastDuration: UInt32 = 0
+        /// Whether every written sample between the first and the last lasts `firstDuration`.
+        var innerDurationsSame = true
+        var firstSize: UInt32 = 0
+        var sameSize = true
+        var firstFlags: UInt32 = 0
+        var sameFlags = true
+        var hasOffsets = false
+        var hasNegativeOffsets = false
 
-        /// Adds `entry`, its composition offset moved by `shift` (``compositionShift(_:)``).
-        mutating func add(_ entry: SampleTableWriter.Entry, decodeTime: UInt64, shift: Int64 = 0) {
-            if sizes.isEmpty && leadingEmptyTicks == 0 {
+        /// What ``add(_:decodeTime:shift:)`` did with a sample.
+        enum Step {
+            /// An empty sample first in the run: its time waits for the first written one.
+            case dropped
+            /// An empty sample: the last written sample now lasts this long.
+            case merged(UInt32)
+            /// Written, with these values and sample flags.
+            case appended(SampleTableWriter.Entry, UInt32)
+        }
+
+        var sameDuration: Bool { sampleCount <= 1 || (innerDurationsSame && lastDuration == firstDuration) }
+
+        mutating func add(_ entry: SampleTableWriter.Entry, decodeTime: UInt64, shift: Int64 = 0) -> Step {
+            if sampleCount == 0 && leadingEmptyTicks == 0 {
                 baseDecodeTime = decodeTime
                 descriptionIndex = entry.descriptionIndex
             }
             if entry.size == 0 {
-                if let last = durations.indices.last {
-                    let (sum, overflow) = durations[last].addingReportingOverflow(entry.duration)
+                if sampleCount > 0 {
+                    let (sum, overflow) = lastDuration.addingReportingOverflow(entry.duration)
                     if !overflow {
-                        durations[last] = sum
+                        lastDuration = sum
                         droppedEmptySamples += 1
-                        return
+                        return .merged(sum)
                     }
                 } else {
                     let (sum, overflow) = leadingEmptyTicks.addingReportingOverflow(entry.duration)
                     if !overflow {
                         leadingEmptyTicks = sum
                         droppedEmptySamples += 1
-                        return
+                        return .dropped
                     }
                 }
             }
             var entry = entry
             entry.compositionOffset &+= shift  // Offsets are 32-bit, the shift one's negation.
-            if sizes.isEmpty && leadingEmptyTicks > 0 {
+            if sampleCount == 0 && leadingEmptyTicks > 0 {
                 // Decoded where the empty samples were, presented where it was.
                 let (sum, overflow) = entry.duration.addingReportingOverflow(leadingEmptyTicks)
                 if !overflow {
@@ -272,11 +325,78 @@ extension MovieWriter {
                 }
                 leadingEmptyTicks = 0
             }
-            sizes.append(entry.size)
-            durations.append(entry.duration)
-            flags.append(entry.isSync ? MovieWriter.syncSampleFlags : MovieWriter.nonSyncSampleFlags)
-            compositionOffsets.append(entry.compositionOffset)
-            byteCount += UInt64(entry.size)
+            let flags = entry.isSync ? MovieWriter.syncSampleFlags : MovieWriter.nonSyncSampleFlags
+            if sampleCount == 0 {
+                firstSize = entry.size
+                firstFlags = flags
+            } else {
+                if sampleCount == 1 {
+                    firstDuration = lastDuration  // The first sample's duration is final now.
+                } else if lastDuration != firstDuration {
+                    innerDurationsSame = false
+                }
+                if entry.size != firstSize { sameSize = false }
+                if flags != firstFlags { sameFlags = false }
+            }
+            lastDuration = entry.duration
+            if entry.compositionOffset != 0 { hasOffsets = true }
+            if entry.compositionOffset < 0 { hasNegativeOffsets = true }
+            sampleCount += 1
+            byteCount += UInt64(entry.size)  // A fragment's bytes: far below 2^64.
+            return .appended(entry, flags)
+        }
+
+        /// The size of its `traf` (`tfhd`, `tfdt`, `trun`), 0 for a run with no written sample:
+        /// the one rule ``MovieWriter/fragmentBox(_:_:)`` checks what it builds against.
+        var trackFragmentSize: UInt64 {
+            guard sampleCount > 0 else { return 0 }
+            let defaults = (descriptionIndex != 1 ? 1 : 0) + (sameDuration ? 1 : 0) + (sameSize ? 1 : 0)
+                + (sameFlags ? 1 : 0)
+            let header = UInt64(12 + 4 + 4 * defaults)  // tfhd: full box, track_ID, the defaults.
+            let decodeTime: UInt64 = 12 + (baseDecodeTime > UInt64(UInt32.max) ? 8 : 4)  // tfdt
+            let fields = (sameDuration ? 0 : 1) + (sameSize ? 0 : 1) + (sameFlags ? 0 : 1) + (hasOffsets ? 1 : 0)
+            // trun: full box, sample_count, data_offset, the per-sample fields (< 2^32 samples).
+            let run = 12 + 4 + 4 + UInt64(sampleCount) * UInt64(4 * fields)
+            return 8 + header + decodeTime + run
+        }
+    }
+
+    /// The size of the `moof` of `runs`: its header, `mfhd` and each run's `traf`.
+    static func movieFragmentSize(_ runs: [RunShape]) -> UInt64 {
+        runs.reduce(8 + 16) { $0 + $1.trackFragmentSize }
+    }
+
+    /// The sizes of the fragment ``MovieWriter/writeFragment(into:)`` writes for a writer of
+    /// one track, found from its samples without building it: an on-demand server's plan
+    /// learns each segment's size from the movie's tables at the cost of a few comparisons
+    /// per sample. The writer decides which optional `tfhd` and `trun` fields it writes
+    /// (ISO/IEC 14496-12 § 8.8.7, § 8.8.8) by the same rule, and checks in debug builds that
+    /// each `moof` it built has the size computed by it.
+    public struct FragmentSizer: Sendable {
+        var shape = RunShape()
+        var decodeTime: UInt64
+        var appended = 0
+
+        /// A fragment whose first sample is decoded at `decodeTime` (its `tfdt`).
+        public init(decodeTime: UInt64) {
+            self.decodeTime = decodeTime
+        }
+
+        /// Adds a sample as ``MovieWriter/append(_:from:to:)`` appends it (its bytes are not read).
+        public mutating func add(_ sample: Sample) {
+            let entry = SampleTableWriter.Entry(size: sample.size, duration: sample.duration,
+                                                compositionOffset: sample.compositionOffset, isSync: sample.isSync,
+                                                descriptionIndex: sample.descriptionIndex)
+            _ = shape.add(entry, decodeTime: decodeTime)
+            appended += 1
+        }
+
+        /// The sizes of the fragment's `moof`, `mdat` header and `mdat` payload; all 0 when
+        /// no sample was added (``MovieWriter/writeFragment(into:)`` then writes nothing).
+        public var sizes: (movieFragment: UInt64, mediaDataHeader: UInt64, payload: UInt64) {
+            guard appended > 0 else { return (0, 0, 0) }
+            let payload = shape.byteCount
+            return (MovieWriter.movieFragmentSize([shape]), MediaDataHeader.size(payloadSize: payload), payload)
         }
     }
 
@@ -290,16 +410,15 @@ extension MovieWriter {
                 w.box("traf") { w in
                     var header = TrackFragmentHeaderBox(trackID: tracks[index].trackID)
                     if run.descriptionIndex != 1 { header.sampleDescriptionIndex = run.descriptionIndex }
-                    let sameDuration = run.durations.allSatisfy { $0 == run.durations[0] }
-                    let sameSize = run.sizes.allSatisfy { $0 == run.sizes[0] }
-                    let sameFlags = run.flags.allSatisfy { $0 == run.flags[0] }
+                    let (sameDuration, sameSize, sameFlags) = (run.shape.sameDuration, run.shape.sameSize,
+                                                               run.shape.sameFlags)
                     if sameDuration { header.defaultSampleDuration = run.durations[0] }
                     if sameSize { header.defaultSampleSize = run.sizes[0] }
                     if sameFlags { header.defaultSampleFlags = run.flags[0] }
                     header.write(to: &w)
                     TrackFragmentDecodeTimeBox(baseMediaDecodeTime: run.baseDecodeTime).write(to: &w)
-                    let hasOffsets = run.compositionOffsets.contains { $0 != 0 }
-                    var trun = TrackRunBox(version: run.compositionOffsets.contains { $0 < 0 } ? 1 : 0,
+                    let hasOffsets = run.shape.hasOffsets
+                    var trun = TrackRunBox(version: run.shape.hasNegativeOffsets ? 1 : 0,
                                            sampleCount: UInt32(run.sizes.count), dataOffset: 0,
                                            durations: sameDuration ? [] : run.durations,
                                            sizes: sameSize ? [] : run.sizes,
@@ -317,6 +436,7 @@ extension MovieWriter {
             }
         }
         var moof = w.bytes
+        assert(UInt64(moof.count) == Self.movieFragmentSize(runs.map(\.shape)), "moof size rule out of step")
         let payload = runs.reduce(UInt64(0)) { $0 + $1.byteCount }
         let mdatHeader = MediaDataHeader.bytes(payloadSize: payload)
         var dataOffset = UInt64(moof.count + mdatHeader.count)
