@@ -133,10 +133,9 @@ struct Extraction {
         self.outputTimescale = outputTimescale
         var cut: AudioCutPlan?
         if let range = options.range {
-            cut = Self.retimed(try Self.cutPlan(range, of: track, in: movie, table: table, presentation: presentation,
-                                                preRoll: preRoll, gaplessTimescale: outputTimescale,
-                                                setsGaplessItem: keepsGaplessItem, timelineOffset: timelineOffset,
-                                                name: name), timescale: track.mediaHeader.timescale, codec: codec)
+            cut = try Self.cutPlan(range, of: track, in: movie, table: table, presentation: presentation,
+                                   codec: codec, preRoll: preRoll, gaplessTimescale: outputTimescale,
+                                   setsGaplessItem: keepsGaplessItem, timelineOffset: timelineOffset, name: name)
         }
         cutNotes = cut.map(Self.notes(of:)) ?? []
         output = try ExtractedMovie(movie: movie, track: track, table: table, entries: entries,
@@ -151,10 +150,9 @@ struct Extraction {
     /// - Throws: ``RemuxError``: `.invalidArgument` when the track presents nothing in the
     ///   range, `.unsupportedInput` when its edit list cannot be cut (``CutPlan/Failure``).
     func cut(_ range: CutRange, name: String) throws -> Extraction {
-        let plan = Self.retimed(try Self.cutPlan(range, of: track, in: movie, table: table, presentation: presentation,
-                                                 preRoll: preRoll, gaplessTimescale: outputTimescale,
-                                                 setsGaplessItem: keepsGaplessItem, timelineOffset: timelineOffset,
-                                                 name: name), timescale: track.mediaHeader.timescale, codec: codec)
+        let plan = try Self.cutPlan(range, of: track, in: movie, table: table, presentation: presentation,
+                                    codec: codec, preRoll: preRoll, gaplessTimescale: outputTimescale,
+                                    setsGaplessItem: keepsGaplessItem, timelineOffset: timelineOffset, name: name)
         var cut = self
         cut.cutNotes = Self.notes(of: plan)
         cut.output = try ExtractedMovie(movie: movie, track: track, table: table, entries: entries,
@@ -191,10 +189,14 @@ struct Extraction {
 
     /// The cut of `track` to `range`, over the input's own samples (`table`) and the one
     /// presentation rule's reading of it (``CutPlan``): the output's edits count in the
-    /// track's timescale (``movieTimescale(forTracksOf:)``), exact to the sample.
+    /// track's timescale (``movieTimescale(forTracksOf:)``), exact to the sample; the copy
+    /// counted in `codec`'s sample rate where the track's timescale is another
+    /// (``SampleRateTimescale``: FFmpeg skips an edit's media time as samples; a Smooth
+    /// Streaming track counts in 10 MHz).
     static func cutPlan(_ range: CutRange, of track: Track, in movie: Movie, table: SampleTable,
-                        presentation: TrackPresentation, preRoll: PreRoll, gaplessTimescale: UInt32?,
-                        setsGaplessItem: Bool, timelineOffset: Int64 = 0, name: String) throws -> AudioCutPlan {
+                        presentation: TrackPresentation, codec: AudioCodec, preRoll: PreRoll,
+                        gaplessTimescale: UInt32?, setsGaplessItem: Bool, timelineOffset: Int64 = 0,
+                        name: String) throws -> AudioCutPlan {
         let samples = try parse { try SampleIndex(table: table) }
         let timescale = track.mediaHeader.timescale
         let movieTimescale = ISOBMFF.movieTimescale(forTracksOf: [timescale])
@@ -214,8 +216,11 @@ struct Extraction {
             throw RemuxError(.invalidArgument, "the range \(range.from) – \(range.to.map { "\($0)" } ?? "end") s is "
                              + "outside \(name), which lasts \(formatSeconds(end)) s")
         }
-        return AudioCutPlan(samples: samples, plan: plan, movieTimescale: movieTimescale,
-                            setsGaplessItem: setsGaplessItem)
+        var cut = AudioCutPlan(samples: samples, plan: plan, movieTimescale: movieTimescale,
+                               setsGaplessItem: setsGaplessItem)
+        cut.retimed = SampleRateTimescale(copying: plan.samples, of: samples, timescale: timescale,
+                                          rate: codec.sampleRate)
+        return cut
     }
 
     /// Writes the whole output file to `sink`, reading the samples from `source`, and

@@ -99,15 +99,3 @@ struct SampleRateTimescale: Equatable {
         return mapped
     }
 }
-
-extension Extraction {
-    /// `plan` counted in `codec`'s sample rate where the track's `timescale` is another
-    /// (``SampleRateTimescale``: FFmpeg skips an edit's media time as samples; a Smooth
-    /// Streaming track counts in 10 MHz).
-    static func retimed(_ plan: AudioCutPlan, timescale: UInt32, codec: AudioCodec) -> AudioCutPlan {
-        var plan = plan
-        plan.retimed = SampleRateTimescale(copying: plan.plan.samples, of: plan.samples, timescale: timescale,
-                                           rate: codec.sampleRate)
-        return plan
-    }
-}
